@@ -1,0 +1,542 @@
+"""The ``cortex`` command line.
+
+Each command imports what it needs inside its body: ``cortex status --json`` must not pay for
+rich, and nothing here may pull in an embedding runtime. Exit codes: 0 success, 1 a failure the
+user can act on (one line on stderr, no traceback), 2 a usage error.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+from cortexmem import __version__
+from cortexmem.errors import CortexError
+from cortexmem.model import MEMORY_TYPES
+
+TYPE_CHOICE = click.Choice(MEMORY_TYPES, case_sensitive=False)
+
+
+class CortexGroup(click.Group):
+    """Turns expected failures into one-line messages with exit code 1."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        from cortexmem.core.export_format import ExportFormatError
+
+        try:
+            return super().invoke(ctx)
+        except (CortexError, ExportFormatError) as exc:
+            raise click.ClickException(str(exc)) from None
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise click.ClickException(
+                    "the memory store stayed busy for 30 s (another process holds it); try again"
+                ) from None
+            raise
+
+
+def _context(click_ctx: click.Context):  # -> services.context.Context
+    from cortexmem.services.context import Context
+
+    obj = click_ctx.find_root().obj or {}
+    ctx = Context.for_cwd(obj.get("cwd"))
+    click_ctx.call_on_close(ctx.close)
+    return ctx
+
+
+def _print_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False))
+
+
+def _refuse_without_tty(what: str) -> NoReturn:
+    raise CortexError(f"{what} needs confirmation; run it in a terminal or pass --yes")
+
+
+def _confirm(question: str, yes: bool) -> bool:
+    if yes:
+        return True
+    if not sys.stdin.isatty():
+        _refuse_without_tty("this")
+    return click.confirm(question, default=False)
+
+
+@click.group(cls=CortexGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="cortex")
+@click.option(
+    "-C",
+    "cwd",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    help="Run as if started in this folder (like git -C).",
+)
+@click.pass_context
+def cli(ctx: click.Context, cwd: Path | None) -> None:
+    """Cortex: memory for AI coding assistants.
+
+    Memories live in two stores: the project's (.cortex/cortex.db at the repository root, shared
+    by every worktree) and your global one ($CORTEX_HOME/global.db, default ~/.cortex/).
+    Start with `cortex demo` for a tour on a throw-away store.
+    """
+    ctx.obj = {"cwd": cwd}
+
+
+# ------------------------------------------------------------------------------------- init
+
+
+@cli.command()
+@click.pass_context
+def init(click_ctx: click.Context) -> None:
+    """Create the project store (.cortex/ at the repository root, kept out of git)."""
+    ctx = _context(click_ctx)
+    existed = ctx.exists("project")
+    store = ctx.writable("project")
+    verb = "Already initialised" if existed else "Initialised"
+    click.echo(f"{verb}: {store.location} (schema v{store.schema_version()})")
+    click.echo(f"Global store: {ctx.paths.global_db}")
+
+
+# --------------------------------------------------------------------------------- remember
+
+
+@cli.command()
+@click.argument("text", nargs=-1, required=True)
+@click.option(
+    "-t",
+    "--type",
+    "memory_type",
+    type=TYPE_CHOICE,
+    default="context",
+    show_default=True,
+    help="What kind of knowledge this is.",
+)
+@click.option(
+    "-p",
+    "--priority",
+    type=click.IntRange(1, 10),
+    default=5,
+    show_default=True,
+    help="How much it matters, 1-10; weighs in ranking and briefings.",
+)
+@click.option(
+    "-g",
+    "--global",
+    "is_global",
+    is_flag=True,
+    help="Store in the global store (knowledge that holds across projects).",
+)
+@click.option("--pin", is_flag=True, help="Pinned memories never decay.")
+@click.option("-T", "--tag", "tags", multiple=True, help="A tag (repeatable).")
+@click.option("-s", "--summary", default=None, help="A one-line summary (default: derived).")
+@click.option("--json", "as_json", is_flag=True, help="Print the stored memory as JSON.")
+@click.pass_context
+def remember(
+    click_ctx: click.Context,
+    text: tuple[str, ...],
+    memory_type: str,
+    priority: int,
+    is_global: bool,
+    pin: bool,
+    tags: tuple[str, ...],
+    summary: str | None,
+    as_json: bool,
+) -> None:
+    """Store TEXT as a memory. Use `-` to read the text from stdin.
+
+    Example: cortex remember -t decision "Use SQLite WAL; Postgres only for team sync"
+    """
+    from cortexmem.services.memories import remember as do_remember
+
+    body = sys.stdin.read() if text == ("-",) else " ".join(text)
+    ctx = _context(click_ctx)
+    memory, created = do_remember(
+        ctx,
+        body,
+        memory_type=memory_type.lower(),
+        priority=priority,
+        scope="global" if is_global else "project",
+        pinned=pin,
+        tags=tags,
+        summary=summary,
+    )
+    if as_json:
+        _print_json({"created": created, "memory": memory.to_dict()})
+    elif created:
+        click.echo(f"Remembered {memory.id} ({memory.memory_type}, {memory.category})")
+    else:
+        click.echo(f"Already remembered as {memory.id}")
+
+
+# ----------------------------------------------------------------------------------- recall
+
+
+@cli.command()
+@click.argument("query", nargs=-1, required=True)
+@click.option(
+    "-t", "--type", "types", type=TYPE_CHOICE, multiple=True, help="Only this type (repeatable)."
+)
+@click.option(
+    "--scope",
+    type=click.Choice(["all", "project", "global"]),
+    default="all",
+    show_default=True,
+    help="Which stores to search.",
+)
+@click.option(
+    "--branch",
+    default=None,
+    help="Branch whose progress/context to include (default: the current one).",
+)
+@click.option(
+    "--all-branches", is_flag=True, help="Include progress and context recorded on any branch."
+)
+@click.option("-n", "--limit", type=click.IntRange(1, 1000), default=10, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print results as JSON.")
+@click.pass_context
+def recall(
+    click_ctx: click.Context,
+    query: tuple[str, ...],
+    types: tuple[str, ...],
+    scope: str,
+    branch: str | None,
+    all_branches: bool,
+    limit: int,
+    as_json: bool,
+) -> None:
+    """Find memories relevant to QUERY (any text: words, paths, questions).
+
+    Results from the project and global stores are ranked together by text relevance blended
+    with priority, how linked a memory is and how often it was useful. Decisions, architecture,
+    gotchas and patterns are shared by all branches; progress and context are filtered to the
+    current branch unless --all-branches.
+    """
+    from cortexmem.services.memories import scopes_for
+    from cortexmem.services.recall import recall as do_recall
+
+    if branch and all_branches:
+        raise click.UsageError("--branch and --all-branches cannot be combined")
+    text = " ".join(query)
+    ctx = _context(click_ctx)
+    results = do_recall(
+        ctx,
+        text,
+        types=tuple(t.lower() for t in types),
+        scopes=scopes_for(scope),
+        branch=branch,
+        all_branches=all_branches,
+        limit=limit,
+    )
+    if as_json:
+        _print_json(
+            [
+                {
+                    "rank": i,
+                    "score": round(r.score, 6),
+                    "relevance": round(r.relevance, 6),
+                    "importance": round(r.importance, 6),
+                    "scope": r.scope,
+                    "memory": r.memory.to_dict(),
+                }
+                for i, r in enumerate(results, start=1)
+            ]
+        )
+        return
+    from cortexmem.render import recall_table
+
+    recall_table(results, text)
+
+
+# -------------------------------------------------------------------------------------- get
+
+
+@cli.command()
+@click.argument("memory_id")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@click.pass_context
+def get(click_ctx: click.Context, memory_id: str, as_json: bool) -> None:
+    """Show one memory in full, with its edges. A unique id prefix is enough."""
+    from cortexmem.services.memories import edges_of
+    from cortexmem.services.memories import get as do_get
+
+    ctx = _context(click_ctx)
+    found = do_get(ctx, memory_id)
+    edges = edges_of(ctx, found)
+    if as_json:
+        _print_json(
+            {
+                "scope": found.scope,
+                "memory": found.memory.to_dict(),
+                "edges": [e.to_dict() for e in edges],
+            }
+        )
+        return
+    from cortexmem.render import memory_detail
+
+    memory_detail(found.memory, found.scope, edges)
+
+
+# ----------------------------------------------------------------------------------- forget
+
+
+@cli.command()
+@click.argument("memory_id", required=False)
+@click.option("-q", "--query", default=None, help="Find what to forget by text instead of id.")
+@click.option("-y", "--yes", is_flag=True, help="Do not ask (for scripts).")
+@click.option("--json", "as_json", is_flag=True, help="Print what was archived as JSON.")
+@click.pass_context
+def forget(
+    click_ctx: click.Context, memory_id: str | None, query: str | None, yes: bool, as_json: bool
+) -> None:
+    """Archive a memory by ID, or find candidates with --query and choose.
+
+    Archived memories are no longer recalled but stay in the store (and in backups).
+    """
+    from cortexmem.services import memories
+
+    if (memory_id is None) == (query is None):
+        raise click.UsageError("give either a memory ID or --query TEXT")
+    ctx = _context(click_ctx)
+    if memory_id is not None:
+        archived = [memories.forget(ctx, memory_id)]
+    else:
+        assert query is not None
+        archived = _forget_by_query(ctx, query, yes, as_json)
+    if as_json:
+        _print_json([{"scope": f.scope, "memory": f.memory.to_dict()} for f in archived])
+    else:
+        for f in archived:
+            click.echo(f"Archived {f.memory.id} ({f.scope})")
+        if not archived:
+            click.echo("Nothing archived.")
+
+
+FORGET_MIN_RELEVANCE = 0.5
+
+
+def _forget_by_query(ctx, query: str, yes: bool, as_json: bool) -> list:
+    from cortexmem.services import memories
+    from cortexmem.services.recall import recall as do_recall
+
+    hits = do_recall(ctx, query, all_branches=True, limit=10, count_access=False)
+    # A fuzzy query should not sweep in memories that share only one common word.
+    hits = [h for h in hits if h.relevance >= FORGET_MIN_RELEVANCE]
+    if not hits:
+        if as_json:
+            return []
+        raise CortexError(f"no memory matches {query!r}")
+    if yes:
+        chosen = hits
+    else:
+        if not sys.stdin.isatty():
+            _refuse_without_tty("forget --query")
+        from cortexmem.render import recall_table
+
+        recall_table(hits, query)
+        answer = click.prompt(
+            "Archive which? (numbers like 1,3 or 'all'; empty to cancel)",
+            default="",
+            show_default=False,
+        ).strip()
+        chosen = _pick(hits, answer)
+    return [memories.forget(ctx, h.memory.id) for h in chosen]
+
+
+def _pick(hits: list, answer: str) -> list:
+    if not answer:
+        return []
+    if answer.lower() == "all":
+        return hits
+    picked = []
+    for part in answer.replace(" ", "").split(","):
+        if not part.isdigit() or not 1 <= int(part) <= len(hits):
+            raise click.UsageError(f"{part!r} is not a number between 1 and {len(hits)}")
+        picked.append(hits[int(part) - 1])
+    return picked
+
+
+# ----------------------------------------------------------------------------------- status
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@click.pass_context
+def status(click_ctx: click.Context, as_json: bool) -> None:
+    """Show where the stores are and what they hold."""
+    from cortexmem.services.status import status as do_status
+
+    report = do_status(_context(click_ctx))
+    if as_json:
+        _print_json(report)
+        return
+    from cortexmem.render import status_report
+
+    status_report(report)
+
+
+# ------------------------------------------------------------------------------------ reset
+
+
+@cli.command()
+@click.option("-g", "--global", "is_global", is_flag=True, help="Reset the global store.")
+@click.option("-y", "--yes", is_flag=True, help="Do not ask (for scripts).")
+@click.pass_context
+def reset(click_ctx: click.Context, is_global: bool, yes: bool) -> None:
+    """Delete every memory, edge and event of a store (a backup is taken first)."""
+    ctx = _context(click_ctx)
+    scope = "global" if is_global else "project"
+    store = ctx.require(scope)
+    total = store.counts().memories
+    if not _confirm(f"Delete all {total} memories of the {scope} store {store.location}?", yes):
+        click.echo("Nothing changed.")
+        return
+    backup = store.clear()
+    click.echo(f"Reset the {scope} store. Backup: {backup}")
+    click.echo(f"Undo with: cortex restore {'--global ' if is_global else ''}{backup.name}")
+
+
+# -------------------------------------------------------------------------- restore/backups
+
+
+@cli.command()
+@click.argument("backup", required=False)
+@click.option("-g", "--global", "is_global", is_flag=True, help="Act on the global store.")
+@click.option("--list", "list_only", is_flag=True, help="List the backups and exit.")
+@click.option("-y", "--yes", is_flag=True, help="Do not ask (for scripts).")
+@click.pass_context
+def restore(
+    click_ctx: click.Context, backup: str | None, is_global: bool, list_only: bool, yes: bool
+) -> None:
+    """Restore a store from a backup (the newest when BACKUP is omitted).
+
+    Backups are taken automatically before reset, migration, restore and consolidation.
+    The current state is itself backed up before it is replaced.
+    """
+    ctx = _context(click_ctx)
+    scope = "global" if is_global else "project"
+    store = ctx.require(scope)
+    backups = store.list_backups()
+    if list_only:
+        for path in backups:
+            click.echo(path.name)
+        if not backups:
+            click.echo("No backups yet.")
+        return
+    if not backups and backup is None:
+        raise CortexError(f"the {scope} store has no backups")
+    chosen = Path(backup) if backup else backups[-1]
+    if not chosen.is_file():
+        chosen = store.backup_dir / chosen.name
+    if not _confirm(f"Replace the {scope} store with {chosen.name}?", yes):
+        click.echo("Nothing changed.")
+        return
+    safety = store.restore(chosen)
+    click.echo(f"Restored {chosen.name}. The previous state was saved as {safety.name}")
+
+
+# ------------------------------------------------------------------------------ export/import
+
+
+@cli.command()
+@click.option(
+    "-f",
+    "--format",
+    "fmt",
+    type=click.Choice(["jsonl", "markdown"]),
+    default="jsonl",
+    show_default=True,
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write to this file (default: stdout).",
+)
+@click.option("-g", "--global", "is_global", is_flag=True, help="Export the global store.")
+@click.pass_context
+def export(click_ctx: click.Context, fmt: str, output: Path | None, is_global: bool) -> None:
+    """Export a store: JSONL (lossless, for `cortex import`) or Markdown (for reading)."""
+    from cortexmem.services import transfer
+
+    ctx = _context(click_ctx)
+    scope = "global" if is_global else "project"
+    if fmt == "markdown":
+        chunks: Any = [transfer.export_md(ctx, scope)]
+    else:
+        chunks = (line + "\n" for line in transfer.export_lines(ctx, scope))
+    if output is None:
+        for chunk in chunks:
+            click.echo(chunk, nl=False)
+        return
+    tmp = output.with_name(output.name + ".part")
+    try:
+        with tmp.open("w", encoding="utf-8") as fh:
+            fh.writelines(chunks)
+        tmp.replace(output)
+    finally:
+        tmp.unlink(missing_ok=True)
+    click.echo(f"Exported the {scope} store to {output}", err=True)
+
+
+@cli.command(name="import")
+@click.argument("source", type=click.File("r", encoding="utf-8"))
+@click.option("-g", "--global", "is_global", is_flag=True, help="Import into the global store.")
+@click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
+@click.pass_context
+def import_(click_ctx: click.Context, source: Any, is_global: bool, as_json: bool) -> None:
+    """Import a JSONL export (`-` for stdin). Safe to repeat: nothing is duplicated.
+
+    The whole file is checked first; if any line is bad nothing is written.
+    """
+    from cortexmem.services import transfer
+
+    ctx = _context(click_ctx)
+    scope = "global" if is_global else "project"
+    result = transfer.import_lines(ctx, source, scope)
+    data = {
+        "scope": scope,
+        "inserted": result.inserted,
+        "updated": result.updated,
+        "unchanged": result.unchanged,
+        "edges_added": result.edges_added,
+        "events_added": result.events_added,
+        "skipped": result.skipped,
+    }
+    if as_json:
+        _print_json(data)
+        return
+    click.echo(
+        f"Imported into the {scope} store: {result.inserted} new, {result.updated} updated, "
+        f"{result.unchanged} unchanged memories; {result.edges_added} edges, "
+        f"{result.events_added} events."
+    )
+    for note in result.skipped:
+        click.echo(f"  skipped {note}", err=True)
+
+
+# ------------------------------------------------------------------------------------- demo
+
+
+@cli.command()
+@click.option("--keep", is_flag=True, help="Keep the throw-away project and print its path.")
+def demo(keep: bool) -> None:
+    """A short tour on a throw-away store: remember, recall, status. Offline, in seconds."""
+    from cortexmem.services.demo import run_demo
+
+    run_demo(keep=keep)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    try:
+        cli.main(prog_name="cortex")
+    except KeyboardInterrupt:
+        click.echo("Interrupted.", err=True)
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,137 @@
+"""The export formats, as pure functions over records.
+
+JSONL is the lossless interchange format: a header line, then one record per line, memories
+before the edges that reference them. Markdown is for people to read and is not imported.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from cortexmem.model import MEMORY_TYPES, Edge, Event, Memory
+
+FORMAT = "cortex-export"
+FORMAT_VERSION = 1
+
+
+class ExportFormatError(ValueError):
+    """The file is not a Cortex export; the message names the first bad line."""
+
+
+@dataclass(slots=True)
+class ParsedExport:
+    header: dict[str, Any]
+    memories: list[Memory] = field(default_factory=list)
+    edges: list[Edge] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+
+
+def export_jsonl(
+    header: dict[str, Any],
+    memories: Iterable[Memory],
+    edges: Iterable[Edge],
+    events: Iterable[Event],
+) -> Iterator[str]:
+    """Lines (without newlines) of a JSONL export. Keys are sorted so exports diff cleanly."""
+    yield _dump({"format": FORMAT, "version": FORMAT_VERSION, **header})
+    for m in memories:
+        yield _dump({"kind": "memory", **m.to_dict()})
+    for e in edges:
+        yield _dump({"kind": "edge", **e.to_dict()})
+    for ev in events:
+        yield _dump({"kind": "event", **ev.to_dict()})
+
+
+def _dump(obj: dict[str, Any]) -> str:
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False)
+
+
+def parse_jsonl(lines: Iterable[str]) -> ParsedExport:
+    """Parse and validate a whole export before anything is written."""
+    parsed: ParsedExport | None = None
+    for number, raw in enumerate(lines, start=1):
+        line = raw.strip()
+        if not line:
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ExportFormatError(f"line {number}: not JSON ({exc.msg})") from exc
+        if not isinstance(obj, dict):
+            raise ExportFormatError(f"line {number}: expected a JSON object")
+        if parsed is None:
+            if obj.get("format") != FORMAT:
+                raise ExportFormatError(f"line {number}: not a Cortex export (no format header)")
+            if not isinstance(obj.get("version"), int) or obj["version"] > FORMAT_VERSION:
+                raise ExportFormatError(
+                    f"line {number}: export format version {obj.get('version')!r} is not "
+                    f"supported (this Cortex reads up to {FORMAT_VERSION})"
+                )
+            parsed = ParsedExport(header=obj)
+            continue
+        kind = obj.pop("kind", None)
+        try:
+            if kind == "memory":
+                parsed.memories.append(Memory.from_dict(obj))
+            elif kind == "edge":
+                parsed.edges.append(Edge.from_dict(obj))
+            elif kind == "event":
+                parsed.events.append(Event.from_dict(obj))
+            else:
+                raise ExportFormatError(f"line {number}: unknown record kind {kind!r}")
+        except (TypeError, ValueError) as exc:
+            if isinstance(exc, ExportFormatError):
+                raise
+            raise ExportFormatError(f"line {number}: invalid {kind}: {exc}") from exc
+    if parsed is None:
+        raise ExportFormatError("the file is empty")
+    return parsed
+
+
+def export_markdown(title: str, memories: Iterable[Memory], edges: Iterable[Edge]) -> str:
+    """A readable document: memories grouped by type, highest priority first."""
+    by_type: dict[str, list[Memory]] = {}
+    for m in memories:
+        by_type.setdefault(m.memory_type, []).append(m)
+    links: dict[str, list[Edge]] = {}
+    for e in edges:
+        links.setdefault(e.source_id, []).append(e)
+    out = [f"# {title}", ""]
+    for memory_type in MEMORY_TYPES:
+        group = by_type.get(memory_type)
+        if not group:
+            continue
+        out += [f"## {memory_type.replace('_', ' ').capitalize()} ({len(group)})", ""]
+        for m in sorted(group, key=lambda m: (-m.priority, m.created_at, m.id)):
+            out += _memory_markdown(m, links.get(m.id, []))
+    if len(out) == 2:
+        out.append("_No memories._")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _memory_markdown(m: Memory, links: list[Edge]) -> list[str]:
+    meta = [
+        f"`{m.id}`",
+        f"priority {m.priority}",
+        f"confidence {m.confidence:.2f}",
+        m.status,
+        m.created_at[:10],
+    ]
+    if m.pinned:
+        meta.append("pinned")
+    if m.branch:
+        meta.append(f"branch {m.branch}")
+    if m.tags:
+        meta.append("tags: " + ", ".join(m.tags))
+    lines = [f"### {m.summary}" if m.summary else "###", "", m.content.strip(), ""]
+    if not m.summary:
+        lines = lines[2:]
+    lines += ["<sub>" + " · ".join(meta) + "</sub>", ""]
+    for e in links:
+        lines.append(f"- {e.relation_type} → `{e.target_id}` ({e.strength:.2f}, {e.status})")
+    if links:
+        lines.append("")
+    return lines

@@ -1,0 +1,99 @@
+"""Git facts read straight from the repository's files: no ``git`` subprocess.
+
+A hook runs on every tool call, so spawning git (10-30 ms, unbounded on a slow disk or a huge
+repository) just to learn the branch is too dear. Reading ``.git/HEAD`` and the ref files gives
+the repository root, the shared (common) git dir of all worktrees, the branch and the commit in
+well under a millisecond.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True, slots=True)
+class GitRepo:
+    """Where a working tree lives and which repository it belongs to.
+
+    ``worktree`` is the top of the current working tree; ``git_dir`` is that tree's own git dir
+    (``.git``, or ``.git/worktrees/<name>`` for a linked worktree); ``common_dir`` is the git dir
+    shared by all worktrees; ``main_root`` is the main working tree, whose ``.cortex/`` every
+    worktree shares.
+    """
+
+    worktree: Path
+    git_dir: Path
+    common_dir: Path
+
+    @property
+    def main_root(self) -> Path:
+        if self.common_dir.name == ".git":
+            return self.common_dir.parent
+        return self.worktree  # bare repository or unusual layout: keep memory with the tree
+
+    def head(self) -> tuple[str | None, str | None]:
+        """(branch, commit) of the working tree; branch is None on a detached HEAD."""
+        try:
+            text = (self.git_dir / "HEAD").read_text(encoding="utf-8").strip()
+        except OSError:
+            return None, None
+        if text.startswith("ref:"):
+            ref = text[4:].strip()
+            branch = ref.removeprefix("refs/heads/")
+            return branch, self.resolve_ref(ref)
+        return None, text or None
+
+    def resolve_ref(self, ref: str) -> str | None:
+        for base in (self.git_dir, self.common_dir):
+            try:
+                return (base / ref).read_text(encoding="utf-8").strip() or None
+            except OSError:
+                continue
+        try:
+            packed = (self.common_dir / "packed-refs").read_text(encoding="utf-8")
+        except OSError:
+            return None
+        for line in packed.splitlines():
+            sha, _, name = line.partition(" ")
+            if name == ref:
+                return sha
+        return None  # an unborn branch (no commit yet)
+
+
+def find_repo(start: Path) -> GitRepo | None:
+    """The git repository containing ``start``, or None outside any repository."""
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        dot_git = folder / ".git"
+        if dot_git.is_dir():
+            return GitRepo(folder, dot_git, _common_dir(dot_git))
+        if dot_git.is_file():
+            git_dir = _gitdir_from_file(dot_git)
+            if git_dir is not None:
+                return GitRepo(folder, git_dir, _common_dir(git_dir))
+    return None
+
+
+def _gitdir_from_file(dot_git: Path) -> Path | None:
+    try:
+        text = dot_git.read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    if not text.startswith("gitdir:"):
+        return None
+    target = Path(text[7:].strip())
+    if not target.is_absolute():
+        target = dot_git.parent / target
+    return target.resolve()
+
+
+def _common_dir(git_dir: Path) -> Path:
+    try:
+        rel = (git_dir / "commondir").read_text(encoding="utf-8").strip()
+    except OSError:
+        return git_dir
+    common = Path(rel)
+    if not common.is_absolute():
+        common = git_dir / common
+    return common.resolve()

@@ -1,0 +1,95 @@
+"""Where the two stores live.
+
+* Project store: ``<repository root>/.cortex/cortex.db``. The root is the main working tree of the
+  git repository (found through the common git dir), so every worktree and every sub-folder of
+  one repository shares one memory. Outside git: the nearest ancestor folder that already has a
+  ``.cortex/cortex.db``, else the current folder.
+* Global store: ``$CORTEX_HOME/global.db`` (default ``~/.cortex/``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from cortexmem.gitinfo import GitRepo, find_repo
+
+DIR_NAME = ".cortex"
+PROJECT_DB = "cortex.db"
+GLOBAL_DB = "global.db"
+
+# Ignore everything in .cortex/ (the rule file included, so `git status` stays clean); files that
+# are meant to be committed are re-included below this line by the features that write them.
+GITIGNORE = "# Written by Cortex: memory stays out of git unless listed below.\n*\n"
+
+
+def cortex_home() -> Path:
+    env = os.environ.get("CORTEX_HOME")
+    return Path(env).expanduser() if env else Path.home() / DIR_NAME
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectPaths:
+    """Every path Cortex uses for one project, plus the global store."""
+
+    root: Path
+    repo: GitRepo | None
+    home: Path
+
+    @property
+    def data_dir(self) -> Path:
+        return self.root / DIR_NAME
+
+    @property
+    def db(self) -> Path:
+        return self.data_dir / PROJECT_DB
+
+    @property
+    def global_db(self) -> Path:
+        return self.home / GLOBAL_DB
+
+    @property
+    def log(self) -> Path:
+        return self.data_dir / "cortex.log"
+
+    @property
+    def project_hash(self) -> str:
+        """A stable short name for the project: its root path, hashed."""
+        return hashlib.sha256(str(self.root).encode("utf-8")).hexdigest()[:12]
+
+    @property
+    def name(self) -> str:
+        return self.root.name or str(self.root)
+
+    def branch_and_commit(self) -> tuple[str | None, str | None]:
+        return self.repo.head() if self.repo else (None, None)
+
+
+def resolve(cwd: Path | None = None) -> ProjectPaths:
+    cwd = (cwd or Path.cwd()).resolve()
+    home = cortex_home()
+    repo = find_repo(cwd)
+    if repo is not None:
+        return ProjectPaths(repo.main_root, repo, home)
+    return ProjectPaths(_existing_store_root(cwd, home) or cwd, None, home)
+
+
+def _existing_store_root(cwd: Path, home: Path) -> Path | None:
+    home_dir = home.resolve()
+    for folder in (cwd, *cwd.parents):
+        data_dir = folder / DIR_NAME
+        if data_dir.resolve() == home_dir:
+            continue  # ~/.cortex is the global store's home, not a project
+        if (data_dir / PROJECT_DB).is_file():
+            return folder
+    return None
+
+
+def ensure_data_dir(data_dir: Path) -> None:
+    """Create ``.cortex/`` with its .gitignore (never overwriting one a person edited)."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    ignore = data_dir / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text(GITIGNORE, encoding="utf-8")

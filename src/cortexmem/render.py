@@ -1,0 +1,126 @@
+"""Human-readable output with rich. Imported only by commands that print for a person
+(``--json`` output never loads rich)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+
+from cortexmem.core.ranking import Ranked
+from cortexmem.core.text import shorten
+from cortexmem.model import Edge, Memory, parse_time
+
+console = Console(highlight=False, soft_wrap=False)
+err_console = Console(stderr=True, highlight=False)
+
+
+def age(timestamp: str | None, now: datetime | None = None) -> str:
+    if not timestamp:
+        return "never"
+    delta = (now or datetime.now(UTC)) - parse_time(timestamp)
+    seconds = max(0, int(delta.total_seconds()))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit} ago"
+    return "just now"
+
+
+def headline(m: Memory, width: int = 90) -> str:
+    return shorten(m.summary or m.content, width)
+
+
+def recall_table(results: Sequence[Ranked], query: str) -> None:
+    """A numbered list, two lines per memory: readable in an 80-column terminal."""
+    if not results:
+        console.print(f"No memories match [bold]{escape(query)}[/].")
+        return
+    console.print(f"[bold]Recall:[/] {escape(query)}")
+    for i, r in enumerate(results, start=1):
+        m = r.memory
+        pin = " 📌" if m.pinned else ""
+        width = max(30, console.width - 9 - len(m.memory_type) - len(pin))
+        console.print(f"{i:>3}. [bold]\\[{m.memory_type}][/]{pin} {escape(headline(m, width))}")
+        details = [
+            m.id,
+            f"score {r.score:.2f}",
+            f"priority {m.priority}",
+            r.scope,
+            age(m.created_at),
+        ]
+        if m.branch:
+            details.append(f"branch {m.branch}")
+        console.print("     [dim]" + escape(" · ".join(details)) + "[/]")
+
+
+def memory_detail(m: Memory, scope: str, edges: Sequence[Edge]) -> None:
+    console.print(f"[bold cyan]{m.id}[/]  [bold]{m.memory_type}[/]  ({scope}, {m.status})")
+    if m.summary:
+        console.print(f"[bold]{escape(m.summary)}[/]")
+    console.print()
+    console.print(escape(m.content))
+    console.print()
+    ctx = m.source_context
+    rows = [
+        ("priority", str(m.priority)),
+        ("confidence", f"{m.confidence:.2f}"),
+        ("pinned", "yes" if m.pinned else "no"),
+        ("tags", ", ".join(m.tags) or "-"),
+        ("source", m.source_type + (f" (session {m.source_session})" if m.source_session else "")),
+        ("branch", ctx.branch or "-"),
+        ("commit", (ctx.commit or "-")[:12]),
+        ("created", f"{m.created_at} ({age(m.created_at)})"),
+        ("updated", m.updated_at),
+        ("accessed", f"{m.access_count} times, last {age(m.last_accessed_at)}"),
+    ]
+    for key, value in rows:
+        console.print(f"  [dim]{key:>10}[/]  {escape(value)}")
+    if edges:
+        console.print()
+        for e in edges:
+            direction = f"→ {e.target_id}" if e.source_id == m.id else f"← {e.source_id}"
+            console.print(f"  {e.relation_type} {direction} ({e.strength:.2f}, {e.status})")
+
+
+def status_report(report: dict[str, Any]) -> None:
+    branch = report["branch"] or ("detached" if report["commit"] else "-")
+    lines = [
+        ("project", report["project"]),
+        ("hash", report["hash"]),
+        ("git", f"yes, branch {branch}" if report["git"] else "no (not a git repository)"),
+        ("fts5_available", "yes" if report["fts5_available"] else "NO (recall will not work)"),
+        ("schema", f"version {report['schema_head']} (this Cortex)"),
+    ]
+    for key, value in lines:
+        console.print(f"[dim]{key:>15}[/]  {escape(str(value))}")
+    for scope, store in report["stores"].items():
+        console.print()
+        console.print(f"[bold]{scope} store[/]  {escape(store['path'])}")
+        if not store["exists"]:
+            console.print("  not created yet")
+            continue
+        active = store["by_status"].get("active", 0)
+        console.print(
+            f"  memories: {store['memories']} ({active} active)   edges: {store['edges']}   "
+            f"events: {store['events']}   schema: v{store['schema_version']}   "
+            f"size: {human_bytes(store['size_bytes'])}   backups: {store['backups']}"
+        )
+        if store["by_type"]:
+            console.print(
+                "  by type: " + ", ".join(f"{k} {v}" for k, v in store["by_type"].items())
+            )
+        others = {k: v for k, v in store["by_status"].items() if k != "active"}
+        if others:
+            console.print("  by status: " + ", ".join(f"{k} {v}" for k, v in others.items()))
+
+
+def human_bytes(size: int) -> str:
+    value = float(size)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GB"

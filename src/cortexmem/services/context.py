@@ -1,0 +1,82 @@
+"""One object that knows where the project and global stores are and opens them on demand.
+
+Read paths never create a store: asking an un-initialised folder for memories returns nothing
+rather than leaving a ``.cortex/`` behind. Write paths create it (with its .gitignore).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from cortexmem.errors import CortexError
+from cortexmem.paths import ProjectPaths, ensure_data_dir, resolve
+from cortexmem.store.sqlite import SQLiteStore
+
+Scope = Literal["project", "global"]
+SCOPES: tuple[Scope, ...] = ("project", "global")
+
+
+@dataclass
+class Context:
+    paths: ProjectPaths
+    _open: dict[str, SQLiteStore] = field(default_factory=dict)
+
+    @classmethod
+    def for_cwd(cls, cwd: Path | None = None) -> Context:
+        return cls(resolve(cwd))
+
+    def db_path(self, scope: Scope) -> Path:
+        return self.paths.db if scope == "project" else self.paths.global_db
+
+    def exists(self, scope: Scope) -> bool:
+        return self.db_path(scope).is_file()
+
+    def store(self, scope: Scope, *, create: bool = False) -> SQLiteStore | None:
+        """The store of ``scope``; None when it does not exist and ``create`` is False."""
+        if scope in self._open:
+            return self._open[scope]
+        path = self.db_path(scope)
+        if not path.is_file():
+            if not create:
+                return None
+            ensure_data_dir(path.parent) if scope == "project" else path.parent.mkdir(
+                parents=True, exist_ok=True
+            )
+        store = SQLiteStore.open(path)
+        self._open[scope] = store
+        return store
+
+    def require(self, scope: Scope) -> SQLiteStore:
+        store = self.store(scope)
+        if store is None:
+            where = self.db_path(scope)
+            raise CortexError(
+                f"no {scope} store at {where} (run `cortex init` or remember something)"
+            )
+        return store
+
+    def writable(self, scope: Scope) -> SQLiteStore:
+        store = self.store(scope, create=True)
+        assert store is not None
+        return store
+
+    def existing(self, scopes: tuple[Scope, ...] = SCOPES) -> list[tuple[Scope, SQLiteStore]]:
+        out = []
+        for scope in scopes:
+            store = self.store(scope)
+            if store is not None:
+                out.append((scope, store))
+        return out
+
+    def close(self) -> None:
+        for store in self._open.values():
+            store.close()
+        self._open.clear()
+
+    def __enter__(self) -> Context:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,104 @@
+"""Remember, get and forget: single-memory operations across the two scopes."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from cortexmem.core.text import summarise
+from cortexmem.errors import CortexError, NotFound
+from cortexmem.model import Edge, Memory, SourceContext
+from cortexmem.services.context import SCOPES, Context, Scope
+
+_ID_CHARS = re.compile(r"^[0-9a-z-]+$")
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    memory: Memory
+    scope: Scope
+
+
+def remember(
+    ctx: Context,
+    text: str,
+    *,
+    memory_type: str = "context",
+    priority: int = 5,
+    scope: Scope = "project",
+    pinned: bool = False,
+    tags: Sequence[str] = (),
+    summary: str | None = None,
+    confidence: float = 1.0,
+    source_type: str = "manual",
+    session: str | None = None,
+) -> tuple[Memory, bool]:
+    """Store a memory (or find the identical one already stored). Returns (memory, created)."""
+    content = text.strip()
+    if not content:
+        raise CortexError("nothing to remember: the text is empty")
+    branch, commit = ctx.paths.branch_and_commit()
+    try:
+        memory = Memory(
+            content=content,
+            summary=summary if summary is not None else _auto_summary(content),
+            memory_type=memory_type,
+            category=scope,
+            priority=priority,
+            pinned=pinned,
+            tags=tuple(tags),
+            confidence=confidence,
+            source_type=source_type,
+            source_session=session,
+            source_context=SourceContext(branch=branch, cwd=str(ctx.paths.root), commit=commit),
+        )
+    except ValueError as exc:
+        raise CortexError(str(exc)) from exc
+    return ctx.writable(scope).add_memory(memory)
+
+
+def _auto_summary(content: str) -> str:
+    gist = summarise(content)
+    return "" if gist == " ".join(content.split()) else gist
+
+
+def get(ctx: Context, memory_id: str) -> Found:
+    """Find a memory by id or unique id prefix in either scope."""
+    memory_id = memory_id.strip().lower()
+    if not memory_id or not _ID_CHARS.match(memory_id):
+        raise CortexError(f"{memory_id!r} is not a memory id (ids look like m-01jd3x5k9q-7f3k2p)")
+    matches: list[Found] = []
+    for scope, store in ctx.existing():
+        exact = store.get_memory(memory_id)
+        if exact is not None:
+            return Found(exact, scope)
+        matches += [Found(m, scope) for m in store.find_by_prefix(memory_id, limit=5)]
+    if not matches:
+        raise NotFound(f"no memory with id {memory_id}")
+    if len(matches) > 1:
+        listed = ", ".join(f.memory.id for f in matches[:5])
+        raise CortexError(f"id prefix {memory_id!r} is ambiguous: {listed}")
+    return matches[0]
+
+
+def edges_of(ctx: Context, found: Found) -> list[Edge]:
+    store = ctx.require(found.scope)
+    return [e for e in store.iter_edges() if found.memory.id in (e.source_id, e.target_id)]
+
+
+def forget(ctx: Context, memory_id: str) -> Found:
+    """Archive a memory (it stays in the store and in backups; recall no longer serves it)."""
+    found = get(ctx, memory_id)
+    if found.memory.status == "archived":
+        return found
+    memory = ctx.require(found.scope).set_status(found.memory.id, "archived")
+    return Found(memory, found.scope)
+
+
+def scopes_for(option: str) -> tuple[Scope, ...]:
+    if option == "all":
+        return SCOPES
+    if option in SCOPES:
+        return (option,)  # type: ignore[return-value]
+    raise CortexError(f"unknown scope {option!r} (project, global or all)")

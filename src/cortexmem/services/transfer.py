@@ -1,0 +1,35 @@
+"""Export and import of whole stores (JSONL, lossless; Markdown, for reading)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from cortexmem import __version__
+from cortexmem.core.export_format import export_jsonl, export_markdown, parse_jsonl
+from cortexmem.model import utc_now
+from cortexmem.services.context import Context, Scope
+from cortexmem.store.base import ImportResult
+
+
+def export_lines(ctx: Context, scope: Scope) -> Iterator[str]:
+    store = ctx.require(scope)
+    header = {
+        "cortex_version": __version__,
+        "schema_version": store.schema_version(),
+        "scope": scope,
+        "project": str(ctx.paths.root) if scope == "project" else None,
+        "exported_at": utc_now(),
+    }
+    return export_jsonl(header, store.iter_memories(), store.iter_edges(), store.iter_events())
+
+
+def export_md(ctx: Context, scope: Scope) -> str:
+    store = ctx.require(scope)
+    title = f"Cortex memory — {ctx.paths.name}" if scope == "project" else "Cortex global memory"
+    return export_markdown(title, store.iter_memories(), store.iter_edges())
+
+
+def import_lines(ctx: Context, lines: Iterable[str], scope: Scope) -> ImportResult:
+    """Validate everything first (raises ExportFormatError), then write in one transaction."""
+    parsed = parse_jsonl(lines)
+    return ctx.writable(scope).import_records(parsed.memories, parsed.edges, parsed.events)

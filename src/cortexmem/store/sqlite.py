@@ -1,0 +1,729 @@
+"""The SQLite store: one file per scope, WAL, FTS5, numbered migrations, online backups.
+
+Concurrency: hooks of several sessions write to one file at once. Every write runs in a
+``BEGIN IMMEDIATE`` transaction (the write lock is taken up front, so two readers can never
+deadlock trying to upgrade) under a busy timeout, and a transaction that still meets
+"database is locked" is retried with jittered back-off until the deadline. Nothing is written
+outside a transaction, so a failure leaves nothing half-done.
+
+Safety: a file that exists but is not a SQLite database is reported, never overwritten; a store
+written by a newer Cortex is refused; a backup is taken before migrating, restoring or clearing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import random
+import sqlite3
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from cortexmem.core.filters import MemoryFilter
+from cortexmem.core.fts_query import to_fts_query
+from cortexmem.core.ranking import Candidate
+from cortexmem.errors import CortexError, NotFound, SchemaTooNew, StoreCorrupt
+from cortexmem.model import (
+    BRANCH_SCOPED_TYPES,
+    MEMORY_STATUSES,
+    Edge,
+    Event,
+    ExtractionCursor,
+    Memory,
+    Provenance,
+    SourceContext,
+    utc_now,
+)
+from cortexmem.store.base import ImportResult, StoreCounts
+from cortexmem.store.migrations import all_migrations, head_version
+
+T = TypeVar("T")
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+DEFAULT_TIMEOUT = 30.0
+KEEP_BACKUPS = 20
+# Column weights for bm25(): content, summary, tags.
+BM25_WEIGHTS = (1.0, 1.0, 0.5)
+
+_MEMORY_COLUMNS = (
+    "id, content, summary, memory_type, category, confidence, priority, pinned, source_type, "
+    "source_session, source_branch, source_cwd, source_commit, tags, access_count, "
+    "last_accessed_at, created_at, updated_at, status, content_hash"
+)
+_MEMORY_SELECT = _MEMORY_COLUMNS.replace("content_hash", "content_hash AS _hash")
+_INSERT_MEMORY = f"INSERT INTO memories ({_MEMORY_COLUMNS}) VALUES ({', '.join('?' * 20)})"
+
+
+def fts5_available() -> bool:
+    """Whether this Python's SQLite was built with FTS5 (it is required)."""
+    try:
+        with contextlib.closing(sqlite3.connect(":memory:")) as conn:
+            conn.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
+        return True
+    except sqlite3.OperationalError:
+        return False
+
+
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
+def _is_corrupt(exc: sqlite3.DatabaseError) -> bool:
+    text = str(exc).lower()
+    return "not a database" in text or "malformed" in text or "encrypted" in text
+
+
+def check_header(path: Path) -> None:
+    """Refuse a non-empty file that is not a SQLite database (never read it as empty)."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(len(SQLITE_HEADER))
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise CortexError(f"cannot read store {path}: {exc.strerror}") from exc
+    if head and head != SQLITE_HEADER:
+        raise StoreCorrupt(
+            f"{path} is not a SQLite database; it was left untouched. "
+            "Move it aside, or restore a backup with `cortex restore`."
+        )
+
+
+def memory_to_row(m: Memory) -> tuple[Any, ...]:
+    ctx = m.source_context
+    return (
+        m.id,
+        m.content,
+        m.summary,
+        m.memory_type,
+        m.category,
+        m.confidence,
+        m.priority,
+        int(m.pinned),
+        m.source_type,
+        m.source_session,
+        ctx.branch,
+        ctx.cwd,
+        ctx.commit,
+        json.dumps(list(m.tags)),
+        m.access_count,
+        m.last_accessed_at,
+        m.created_at,
+        m.updated_at,
+        m.status,
+        m.content_hash,
+    )
+
+
+def row_to_memory(row: sqlite3.Row | tuple[Any, ...]) -> Memory:
+    return Memory(
+        id=row[0],
+        content=row[1],
+        summary=row[2],
+        memory_type=row[3],
+        category=row[4],
+        confidence=row[5],
+        priority=row[6],
+        pinned=bool(row[7]),
+        source_type=row[8],
+        source_session=row[9],
+        source_context=SourceContext(branch=row[10], cwd=row[11], commit=row[12]),
+        tags=tuple(json.loads(row[13])),
+        access_count=row[14],
+        last_accessed_at=row[15],
+        created_at=row[16],
+        updated_at=row[17],
+        status=row[18],
+    )
+
+
+def _filter_sql(flt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
+    """SQL for ``core.filters.visible`` (a test checks the two agree)."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    if flt.statuses:
+        clauses.append(f"{alias}.status IN ({', '.join('?' * len(flt.statuses))})")
+        params += flt.statuses
+    if flt.types:
+        clauses.append(f"{alias}.memory_type IN ({', '.join('?' * len(flt.types))})")
+        params += flt.types
+    if flt.branch is not None:
+        scoped = sorted(BRANCH_SCOPED_TYPES)
+        clauses.append(
+            f"({alias}.memory_type NOT IN ({', '.join('?' * len(scoped))}) "
+            f"OR {alias}.source_branch IS NULL OR {alias}.source_branch = ?)"
+        )
+        params += [*scoped, flt.branch]
+    return (" AND ".join(clauses) or "1"), params
+
+
+class SQLiteStore:
+    """A Cortex store in one SQLite file. Open with :meth:`open`; use as a context manager."""
+
+    def __init__(self, path: Path, conn: sqlite3.Connection, timeout: float) -> None:
+        self.path = path
+        self._conn = conn
+        self._timeout = timeout
+
+    # ----------------------------------------------------------------- opening & schema
+
+    @classmethod
+    def open(cls, path: Path, *, timeout: float = DEFAULT_TIMEOUT) -> SQLiteStore:
+        """Open (creating if needed) and migrate the store at ``path``."""
+        path = Path(path)
+        check_header(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            conn = sqlite3.connect(
+                str(path), timeout=timeout, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise CortexError(f"cannot open store {path}: {exc}") from exc
+        store = cls(path, conn, timeout)
+        try:
+            store._configure()
+            store._migrate()
+        except BaseException:
+            conn.close()
+            raise
+        return store
+
+    def _configure(self) -> None:
+        conn = self._conn
+        conn.execute(f"PRAGMA busy_timeout = {int(self._timeout * 1000)}")
+        mode = self._retry(lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
+        if str(mode).lower() != "wal":
+            raise CortexError(f"cannot put {self.path} in WAL mode (got {mode})")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+
+    def schema_version(self) -> int:
+        return int(self._guard(lambda: self._conn.execute("PRAGMA user_version").fetchone()[0]))
+
+    def _migrate(self) -> None:
+        head = head_version()
+        current = self.schema_version()
+        if current > head:
+            raise SchemaTooNew(
+                f"{self.path} has schema version {current}, newer than this Cortex knows "
+                f"({head}); upgrade cortex-memory to use it"
+            )
+        if current == head:
+            return
+        if current > 0:
+            self.backup(f"pre-migrate-v{current}")
+
+        def apply() -> None:
+            conn = self._conn
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                # Another process may have migrated while we waited for the lock.
+                version = conn.execute("PRAGMA user_version").fetchone()[0]
+                for migration in all_migrations()[version:]:
+                    for statement in migration.statements():
+                        conn.execute(statement)
+                    conn.execute(f"PRAGMA user_version = {migration.version}")
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+
+        self._retry(apply)
+
+    # ----------------------------------------------------------------- plumbing
+
+    @property
+    def location(self) -> str:
+        return str(self.path)
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> SQLiteStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _guard(self, fn: Callable[[], T]) -> T:
+        try:
+            return fn()
+        except sqlite3.DatabaseError as exc:
+            if _is_corrupt(exc):
+                raise StoreCorrupt(
+                    f"{self.path} is damaged ({exc}); restore a backup with `cortex restore`"
+                ) from exc
+            raise
+
+    def _retry(self, fn: Callable[[], T]) -> T:
+        deadline = time.monotonic() + self._timeout
+        delay = 0.005
+        while True:
+            try:
+                return self._guard(fn)
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc) or time.monotonic() >= deadline:
+                    raise
+            time.sleep(delay * (0.5 + random.random()))
+            delay = min(delay * 2, 0.25)
+
+    def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``fn`` in one IMMEDIATE transaction, retried whole while the file is busy."""
+
+        def attempt() -> T:
+            conn = self._conn
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                result = fn(conn)
+                conn.execute("COMMIT")
+                return result
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+
+        return self._retry(attempt)
+
+    def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``fn`` in one read transaction so its queries see one snapshot."""
+
+        def attempt() -> T:
+            conn = self._conn
+            conn.execute("BEGIN")
+            try:
+                return fn(conn)
+            finally:
+                conn.execute("COMMIT")
+
+        return self._retry(attempt)
+
+    # ----------------------------------------------------------------- memories
+
+    def add_memory(self, memory: Memory) -> tuple[Memory, bool]:
+        def op(conn: sqlite3.Connection) -> tuple[Memory, bool]:
+            row = conn.execute(
+                f"SELECT {_MEMORY_SELECT} FROM memories "
+                "WHERE content_hash = ? AND status = 'active' LIMIT 1",
+                (memory.content_hash,),
+            ).fetchone()
+            if row is not None:
+                return row_to_memory(row), False
+            conn.execute(_INSERT_MEMORY, memory_to_row(memory))
+            return memory, True
+
+        return self._write(op)
+
+    def add_memories(self, memories: Iterable[Memory]) -> int:
+        rows = [memory_to_row(m) for m in memories]
+        self._write(lambda conn: conn.executemany(_INSERT_MEMORY, rows))
+        return len(rows)
+
+    def get_memory(self, memory_id: str) -> Memory | None:
+        row = self._retry(
+            lambda: self._conn.execute(
+                f"SELECT {_MEMORY_SELECT} FROM memories WHERE id = ?", (memory_id,)
+            ).fetchone()
+        )
+        return row_to_memory(row) if row else None
+
+    def find_by_prefix(self, prefix: str, limit: int = 10) -> list[Memory]:
+        # Range scan on the unique index instead of LIKE: no wildcard escaping to get wrong.
+        rows = self._retry(
+            lambda: self._conn.execute(
+                f"SELECT {_MEMORY_SELECT} FROM memories WHERE id >= ? AND id < ? "
+                "ORDER BY id LIMIT ?",
+                (prefix, prefix + "\U0010ffff", limit),
+            ).fetchall()
+        )
+        return [row_to_memory(r) for r in rows]
+
+    def set_status(self, memory_id: str, status: str) -> Memory:
+        if status not in MEMORY_STATUSES:
+            raise ValueError(f"unknown status {status!r}")
+
+        def op(conn: sqlite3.Connection) -> None:
+            cur = conn.execute(
+                "UPDATE memories SET status = ?, updated_at = ? WHERE id = ?",
+                (status, utc_now(), memory_id),
+            )
+            if cur.rowcount == 0:
+                raise NotFound(f"no memory with id {memory_id}")
+
+        self._write(op)
+        memory = self.get_memory(memory_id)
+        assert memory is not None
+        return memory
+
+    def iter_memories(self, flt: MemoryFilter | None = None) -> Iterator[Memory]:
+        where, params = _filter_sql(flt or MemoryFilter(statuses=()), alias="memories")
+        rows = self._retry(
+            lambda: self._conn.execute(
+                f"SELECT {_MEMORY_SELECT} FROM memories WHERE {where} ORDER BY seq", params
+            ).fetchall()
+        )
+        for row in rows:
+            yield row_to_memory(row)
+
+    def search_text(self, query: str, flt: MemoryFilter, limit: int, scope: str) -> list[Candidate]:
+        match = to_fts_query(query)
+        if match is None or limit <= 0:
+            return []
+        where, params = _filter_sql(flt)
+        sql = (
+            f"SELECT {', '.join('m.' + c.strip() for c in _MEMORY_SELECT.split(','))}, "
+            f"bm25(memories_fts, {', '.join(map(str, BM25_WEIGHTS))}) AS score, "
+            "(SELECT count(*) FROM edges e WHERE e.target_id = m.id AND e.status = 'active') "
+            "FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid "
+            f"WHERE memories_fts MATCH ? AND {where} ORDER BY score, m.seq LIMIT ?"
+        )
+
+        def op(conn: sqlite3.Connection) -> list[Candidate]:
+            rows = conn.execute(sql, (match, *params, limit)).fetchall()
+            if not rows:
+                return []
+            max_in, max_access = self._maxima(conn)
+            return [
+                Candidate(
+                    memory=row_to_memory(r),
+                    scope=scope,
+                    relevance=-float(r[20]),
+                    in_degree=int(r[21]),
+                    max_in_degree=max_in,
+                    max_access=max_access,
+                )
+                for r in rows
+            ]
+
+        return self._read(op)
+
+    @staticmethod
+    def _maxima(conn: sqlite3.Connection) -> tuple[int, int]:
+        max_in = conn.execute(
+            "SELECT coalesce(max(n), 0) FROM (SELECT count(*) AS n FROM edges "
+            "WHERE status = 'active' GROUP BY target_id)"
+        ).fetchone()[0]
+        max_access = conn.execute("SELECT coalesce(max(access_count), 0) FROM memories")
+        return int(max_in), int(max_access.fetchone()[0])
+
+    def record_access(self, memory_ids: Sequence[str], when: str) -> None:
+        if not memory_ids:
+            return
+        marks = ", ".join("?" * len(memory_ids))
+        self._write(
+            lambda conn: conn.execute(
+                "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ? "
+                f"WHERE id IN ({marks})",
+                (when, *memory_ids),
+            )
+        )
+
+    # ----------------------------------------------------------------- edges & events
+
+    def add_edge(self, edge: Edge) -> tuple[Edge, bool]:
+        def op(conn: sqlite3.Connection) -> tuple[Edge, bool]:
+            found = conn.execute(
+                "SELECT id FROM memories WHERE id IN (?, ?)", (edge.source_id, edge.target_id)
+            ).fetchall()
+            if len(found) < 2:
+                raise NotFound("both ends of an edge must be memories in the same store")
+            cur = conn.execute(
+                "INSERT OR IGNORE INTO edges (id, source_id, target_id, relation_type, strength,"
+                " bidirectional, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                _edge_row(edge),
+            )
+            if cur.rowcount:
+                return edge, True
+            row = conn.execute(
+                "SELECT id, source_id, target_id, relation_type, strength, bidirectional, "
+                "status, created_at FROM edges "
+                "WHERE source_id = ? AND target_id = ? AND relation_type = ?",
+                (edge.source_id, edge.target_id, edge.relation_type),
+            ).fetchone()
+            return _row_to_edge(row), False
+
+        return self._write(op)
+
+    def iter_edges(self) -> Iterator[Edge]:
+        rows = self._retry(
+            lambda: self._conn.execute(
+                "SELECT id, source_id, target_id, relation_type, strength, bidirectional, "
+                "status, created_at FROM edges ORDER BY created_at, id"
+            ).fetchall()
+        )
+        for row in rows:
+            yield _row_to_edge(row)
+
+    def append_event(self, event: Event) -> bool:
+        cur = self._write(lambda conn: conn.execute(_INSERT_EVENT, _event_row(event)))
+        return bool(cur.rowcount)
+
+    def iter_events(self) -> Iterator[Event]:
+        rows = self._retry(
+            lambda: self._conn.execute(
+                "SELECT id, kind, content, payload, confidence, salience, session_id, "
+                "transcript_path, line, branch, commit_sha, created_at FROM events ORDER BY seq"
+            ).fetchall()
+        )
+        for row in rows:
+            yield _row_to_event(row)
+
+    def get_cursor(self, transcript_path: str) -> ExtractionCursor | None:
+        row = self._retry(
+            lambda: self._conn.execute(
+                "SELECT transcript_path, byte_offset, line, head_hash, session_id, updated_at "
+                "FROM extraction_cursors WHERE transcript_path = ?",
+                (transcript_path,),
+            ).fetchone()
+        )
+        if row is None:
+            return None
+        return ExtractionCursor(
+            transcript_path=row[0],
+            offset=row[1],
+            line=row[2],
+            head_hash=row[3],
+            session_id=row[4],
+            updated_at=row[5],
+        )
+
+    def set_cursor(self, cursor: ExtractionCursor) -> None:
+        self._write(
+            lambda conn: conn.execute(
+                "INSERT INTO extraction_cursors (transcript_path, byte_offset, line, head_hash, "
+                "session_id, updated_at) VALUES (?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (transcript_path) DO UPDATE SET byte_offset = excluded.byte_offset, "
+                "line = excluded.line, head_hash = excluded.head_hash, "
+                "session_id = excluded.session_id, updated_at = excluded.updated_at",
+                (
+                    cursor.transcript_path,
+                    cursor.offset,
+                    cursor.line,
+                    cursor.head_hash,
+                    cursor.session_id,
+                    cursor.updated_at,
+                ),
+            )
+        )
+
+    # ----------------------------------------------------------------- statistics
+
+    def counts(self) -> StoreCounts:
+        def op(conn: sqlite3.Connection) -> StoreCounts:
+            by_type = dict(
+                conn.execute(
+                    "SELECT memory_type, count(*) FROM memories WHERE status = 'active' "
+                    "GROUP BY memory_type ORDER BY memory_type"
+                ).fetchall()
+            )
+            by_status = dict(
+                conn.execute(
+                    "SELECT status, count(*) FROM memories GROUP BY status ORDER BY status"
+                ).fetchall()
+            )
+            edges = conn.execute("SELECT count(*) FROM edges").fetchone()[0]
+            events = conn.execute("SELECT count(*) FROM events").fetchone()[0]
+            return StoreCounts(by_type, by_status, edges, events)
+
+        return self._read(op)
+
+    def size_bytes(self) -> int:
+        total = 0
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(OSError):
+                total += Path(str(self.path) + suffix).stat().st_size
+        return total
+
+    # ----------------------------------------------------------------- import
+
+    def import_records(
+        self, memories: Sequence[Memory], edges: Sequence[Edge], events: Sequence[Event]
+    ) -> ImportResult:
+        def op(conn: sqlite3.Connection) -> ImportResult:
+            result = ImportResult()
+            for memory in memories:
+                _merge_memory(conn, memory, result)
+            for edge in edges:
+                found = conn.execute(
+                    "SELECT count(*) FROM memories WHERE id IN (?, ?)",
+                    (edge.source_id, edge.target_id),
+                ).fetchone()[0]
+                if found < 2:
+                    result.skipped.append(f"edge {edge.id}: an end is not in this store")
+                    continue
+                cur = conn.execute(
+                    "INSERT OR IGNORE INTO edges (id, source_id, target_id, relation_type, "
+                    "strength, bidirectional, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    _edge_row(edge),
+                )
+                result.edges_added += cur.rowcount
+            for event in events:
+                result.events_added += conn.execute(_INSERT_EVENT, _event_row(event)).rowcount
+            return result
+
+        return self._write(op)
+
+    # ----------------------------------------------------------------- backup & restore
+
+    @property
+    def backup_dir(self) -> Path:
+        return self.path.parent / "backups"
+
+    def backup(self, reason: str) -> Path:
+        """An online, consistent copy of the store (SQLite's backup API) in ``backups/``."""
+        self.backup_dir.mkdir(parents=True, exist_ok=True)
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + f"{time.time_ns() % 10**9:09d}"
+        safe_reason = "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in reason)
+        dest = self.backup_dir / f"{self.path.stem}-{stamp}-{safe_reason}.db"
+        tmp = dest.with_suffix(".db.part")
+        try:
+            with contextlib.closing(sqlite3.connect(str(tmp))) as target:
+                self._retry(lambda: self._conn.backup(target))
+            tmp.replace(dest)
+        finally:
+            tmp.unlink(missing_ok=True)
+        self._prune_backups()
+        return dest
+
+    def list_backups(self) -> list[Path]:
+        if not self.backup_dir.is_dir():
+            return []
+        return sorted(self.backup_dir.glob(f"{self.path.stem}-*.db"))
+
+    def _prune_backups(self) -> None:
+        for old in self.list_backups()[:-KEEP_BACKUPS]:
+            old.unlink(missing_ok=True)
+
+    def restore(self, backup: Path) -> Path:
+        backup = Path(backup)
+        if not backup.is_file():
+            raise NotFound(f"no backup at {backup}")
+        check_header(backup)
+        with contextlib.closing(sqlite3.connect(f"file:{backup}?mode=ro", uri=True)) as src:
+            try:
+                version = src.execute("PRAGMA user_version").fetchone()[0]
+                src.execute("SELECT count(*) FROM memories").fetchone()
+            except sqlite3.DatabaseError as exc:
+                raise StoreCorrupt(f"{backup} is not a Cortex store ({exc})") from exc
+            if version > head_version():
+                raise SchemaTooNew(f"{backup} was written by a newer Cortex (schema {version})")
+            safety = self.backup("pre-restore")
+            self._retry(lambda: src.backup(self._conn))
+        self._migrate()
+        return safety
+
+    def clear(self) -> Path:
+        safety = self.backup("pre-reset")
+
+        def op(conn: sqlite3.Connection) -> None:
+            for table in ("edges", "memories", "events", "extraction_cursors", "meta"):
+                conn.execute(f"DELETE FROM {table}")
+
+        self._write(op)
+        return safety
+
+
+# --------------------------------------------------------------------- row helpers
+
+_INSERT_EVENT = (
+    "INSERT OR IGNORE INTO events (id, kind, content, payload, confidence, salience, session_id, "
+    "transcript_path, line, branch, commit_sha, created_at, content_hash) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def _event_row(e: Event) -> tuple[Any, ...]:
+    p = e.provenance
+    return (
+        e.id,
+        e.kind,
+        e.content,
+        json.dumps(e.payload, sort_keys=True),
+        e.confidence,
+        e.salience,
+        p.session_id,
+        p.transcript_path,
+        p.line,
+        p.branch,
+        p.commit,
+        e.created_at,
+        e.content_hash,
+    )
+
+
+def _row_to_event(row: tuple[Any, ...]) -> Event:
+    return Event(
+        id=row[0],
+        kind=row[1],
+        content=row[2],
+        payload=json.loads(row[3]),
+        confidence=row[4],
+        salience=row[5],
+        provenance=Provenance(
+            session_id=row[6], transcript_path=row[7], line=row[8], branch=row[9], commit=row[10]
+        ),
+        created_at=row[11],
+    )
+
+
+def _edge_row(e: Edge) -> tuple[Any, ...]:
+    return (
+        e.id,
+        e.source_id,
+        e.target_id,
+        e.relation_type,
+        e.strength,
+        int(e.bidirectional),
+        e.status,
+        e.created_at,
+    )
+
+
+def _row_to_edge(row: tuple[Any, ...]) -> Edge:
+    return Edge(
+        id=row[0],
+        source_id=row[1],
+        target_id=row[2],
+        relation_type=row[3],
+        strength=row[4],
+        bidirectional=bool(row[5]),
+        status=row[6],
+        created_at=row[7],
+    )
+
+
+def _merge_memory(conn: sqlite3.Connection, incoming: Memory, result: ImportResult) -> None:
+    """Insert, or update when the incoming copy is newer; equal copies merge access stats.
+
+    Applying the same record twice is a no-op, so import is idempotent.
+    """
+    row = conn.execute(
+        f"SELECT {_MEMORY_SELECT} FROM memories WHERE id = ?", (incoming.id,)
+    ).fetchone()
+    if row is None:
+        conn.execute(_INSERT_MEMORY, memory_to_row(incoming))
+        result.inserted += 1
+        return
+    current = row_to_memory(row)
+    if incoming.updated_at > current.updated_at:
+        winner = incoming
+    else:
+        winner = current.with_changes(
+            access_count=max(current.access_count, incoming.access_count),
+            last_accessed_at=max(
+                (t for t in (current.last_accessed_at, incoming.last_accessed_at) if t),
+                default=None,
+            ),
+        )
+    if winner == current:
+        result.unchanged += 1
+        return
+    values = memory_to_row(winner)
+    conn.execute(
+        "UPDATE memories SET "
+        + ", ".join(f"{c.strip()} = ?" for c in _MEMORY_COLUMNS.split(",")[1:])
+        + " WHERE id = ?",
+        (*values[1:], winner.id),
+    )
+    result.updated += 1

@@ -1,0 +1,60 @@
+"""Shared fixtures: real SQLite files in temporary folders, real git repositories."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from cortexmem.services.context import Context
+
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Cortex Tests",
+    "GIT_AUTHOR_EMAIL": "tests@example.invalid",
+    "GIT_COMMITTER_NAME": "Cortex Tests",
+    "GIT_COMMITTER_EMAIL": "tests@example.invalid",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+
+def git(cwd: Path, *args: str) -> str:
+    result = subprocess.run(
+        ["git", *args],
+        cwd=cwd,
+        env={**os.environ, **GIT_ENV},
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return result.stdout.strip()
+
+
+@pytest.fixture(autouse=True)
+def cortex_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own global store; none ever touches ~/.cortex."""
+    home = tmp_path / "cortex-home"
+    monkeypatch.setenv("CORTEX_HOME", str(home))
+    return home
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A git repository on branch main with one commit."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "README.md").write_text("hello\n")
+    git(root, "add", "README.md")
+    git(root, "commit", "-q", "-m", "first")
+    return root
+
+
+@pytest.fixture
+def ctx(repo: Path):
+    with Context.for_cwd(repo) as context:
+        yield context

@@ -1,0 +1,91 @@
+"""Every schema version the project has shipped migrates to the current one, keeping data."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from cortexmem.core.filters import MemoryFilter
+from cortexmem.store.migrations import all_migrations, head_version
+from cortexmem.store.sqlite import SQLiteStore
+
+# Rows valid at each version, inserted before migrating (version -> statements).
+SEED_ROWS = {
+    1: [
+        "INSERT INTO memories (id, content, memory_type, category, confidence, priority, "
+        "source_type, created_at, updated_at, content_hash, tags) VALUES ('m-old-1', "
+        "'legacy decision about caching', 'decision', 'project', 0.9, 7, 'manual', "
+        "'2025-01-01T00:00:00.000000Z', '2025-01-01T00:00:00.000000Z', 'h1', '[\"cache\"]')",
+    ],
+    2: [
+        "INSERT INTO events (id, kind, content, confidence, salience, created_at, content_hash)"
+        " VALUES ('ev-old-1', 'command', 'make test', 1, 0.5, "
+        "'2025-01-01T00:00:00.000000Z', 'eh1')",
+    ],
+}
+
+
+def build_at(path: Path, version: int) -> None:
+    conn = sqlite3.connect(path)
+    for migration in all_migrations()[:version]:
+        for statement in migration.statements():
+            conn.execute(statement)
+        conn.execute(f"PRAGMA user_version = {migration.version}")
+        for statement in SEED_ROWS.get(migration.version, []):
+            conn.execute(statement)
+    conn.commit()
+    conn.close()
+
+
+def schema(path: Path) -> list[tuple[str, str]]:
+    conn = sqlite3.connect(path)
+    rows = conn.execute(
+        "SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY name"
+    ).fetchall()
+    conn.close()
+    return [(name, " ".join(sql.split())) for name, sql in rows]
+
+
+def test_migrations_are_numbered_and_split_cleanly():
+    versions = [m.version for m in all_migrations()]
+    assert versions == list(range(1, head_version() + 1))
+    for m in all_migrations():
+        assert m.statements(), m.name
+
+
+def test_seed_rows_cover_every_version():
+    assert set(SEED_ROWS) == set(range(1, head_version() + 1))
+
+
+@pytest.mark.parametrize("start", range(head_version() + 1))
+def test_migrate_from_every_earlier_version(tmp_path: Path, start: int):
+    old = tmp_path / "old.db"
+    build_at(old, start)
+    fresh = tmp_path / "fresh.db"
+    SQLiteStore.open(fresh).close()
+
+    with SQLiteStore.open(old) as store:
+        assert store.schema_version() == head_version()
+        if start >= 1:
+            memory = store.get_memory("m-old-1")
+            assert memory is not None and memory.tags == ("cache",)
+            hits = store.search_text("caching", MemoryFilter(), 5, "project")
+            assert [h.memory.id for h in hits] == ["m-old-1"]
+        backups = [b.name for b in store.list_backups()]
+        if 1 <= start < head_version():
+            assert len(backups) == 1 and backups[0].endswith(f"pre-migrate-v{start}.db")
+        else:
+            assert backups == []  # nothing to lose (fresh) or nothing to do (current)
+        if start >= 2:
+            assert [e.id for e in store.iter_events()] == ["ev-old-1"]
+    assert schema(old) == schema(fresh)
+
+
+def test_concurrent_openers_migrate_once(tmp_path: Path):
+    path = tmp_path / "race.db"
+    stores = [SQLiteStore.open(path) for _ in range(3)]
+    assert {s.schema_version() for s in stores} == {head_version()}
+    for s in stores:
+        s.close()
