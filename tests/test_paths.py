@@ -2,11 +2,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import git
-
 from cortexmem.gitinfo import find_repo
 from cortexmem.paths import resolve
 from cortexmem.services.context import Context
+
+from conftest import git
 
 
 def test_subfolders_share_the_repository_store(repo: Path):

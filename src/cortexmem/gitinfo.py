@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class GitRepo:
     """Where a working tree lives and which repository it belongs to.
 

@@ -100,7 +100,7 @@ def _check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:
         raise ValueError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class SourceContext:
     """Where a memory came from in the working tree: recorded so recall can filter by branch."""
 
@@ -117,7 +117,7 @@ class SourceContext:
         return cls(branch=data.get("branch"), cwd=data.get("cwd"), commit=data.get("commit"))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Memory:
     """One unit of remembered knowledge (the seed's data model, field for field)."""
 
@@ -205,7 +205,7 @@ def normalise_tags(tags: tuple[str, ...] | list[str]) -> tuple[str, ...]:
 _MEMORY_FIELDS = frozenset(Memory.__dataclass_fields__)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Edge:
     """A typed link between two memories; unique on (source_id, target_id, relation_type)."""
 
@@ -243,7 +243,7 @@ class Edge:
         return cls(**{k: v for k, v in data.items() if k in Edge.__dataclass_fields__})
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Provenance:
     """Where in which transcript an event was seen."""
 
@@ -268,7 +268,7 @@ class Provenance:
         return cls(**{k: data.get(k) for k in Provenance.__dataclass_fields__})
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Event:
     """Something that happened in a session. Append-only; deduplicated by ``content_hash``.
 
@@ -317,7 +317,7 @@ class Event:
         return cls(**known)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class ExtractionCursor:
     """How far extraction has read one transcript, so the next pass resumes exactly there.
 

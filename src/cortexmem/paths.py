@@ -30,7 +30,7 @@ def cortex_home() -> Path:
     return Path(env).expanduser() if env else Path.home() / DIR_NAME
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class ProjectPaths:
     """Every path Cortex uses for one project, plus the global store."""
 

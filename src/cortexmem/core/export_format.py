@@ -21,7 +21,7 @@ class ExportFormatError(ValueError):
     """The file is not a Cortex export; the message names the first bad line."""
 
 
-@dataclass(slots=True)
+@dataclass
 class ParsedExport:
     header: dict[str, Any]
     memories: list[Memory] = field(default_factory=list)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from cortexmem.model import BRANCH_SCOPED_TYPES, Memory
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class MemoryFilter:
     """What recall is allowed to return.
 

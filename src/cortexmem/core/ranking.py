@@ -56,7 +56,7 @@ def blend(relevance: float, importance_: float, text_weight: float = TEXT_WEIGHT
     return text_weight * relevance + (1.0 - text_weight) * importance_
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Candidate:
     """A memory a search leg found, with the raw facts ranking needs.
 
@@ -73,7 +73,7 @@ class Candidate:
     max_access: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Ranked:
     memory: Memory
     scope: str

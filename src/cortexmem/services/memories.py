@@ -14,7 +14,7 @@ from cortexmem.services.context import SCOPES, Context, Scope
 _ID_CHARS = re.compile(r"^[0-9a-z-]+$")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Found:
     memory: Memory
     scope: Scope

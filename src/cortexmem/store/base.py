@@ -16,7 +16,7 @@ from cortexmem.core.ranking import Candidate
 from cortexmem.model import Edge, Event, ExtractionCursor, Memory
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class StoreCounts:
     by_type: dict[str, int]
     by_status: dict[str, int]
@@ -28,7 +28,7 @@ class StoreCounts:
         return sum(self.by_status.values())
 
 
-@dataclass(slots=True)
+@dataclass
 class ImportResult:
     inserted: int = 0
     updated: int = 0

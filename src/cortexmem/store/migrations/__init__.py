@@ -15,7 +15,7 @@ from importlib import resources
 _NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Migration:
     version: int
     name: str

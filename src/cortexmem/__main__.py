@@ -1,0 +1,5 @@
+"""`python -m cortexmem` is the same as `cortex`."""
+
+from cortexmem.cli import main
+
+main()

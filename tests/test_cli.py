@@ -1,0 +1,178 @@
+"""The CLI as a person and a script use it (click's runner: the real commands, in-process)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cortexmem.cli import cli
+
+
+@pytest.fixture
+def run(repo: Path):
+    runner = CliRunner()
+
+    def invoke(*args: str, input: str | None = None, code: int = 0):
+        result = runner.invoke(cli, ["-C", str(repo), *args], input=input)
+        assert result.exit_code == code, (result.output, result.stderr, result.exception)
+        assert "Traceback" not in result.output
+        return result
+
+    return invoke
+
+
+def remember(run, text: str, *flags: str) -> str:
+    return json.loads(run("remember", *flags, "--json", text).stdout)["memory"]["id"]
+
+
+def test_help_explains_every_command(run):
+    out = run("--help").stdout
+    for command in ("init", "remember", "recall", "get", "forget", "status", "reset", "export",
+                    "import", "restore", "demo"):  # fmt: skip
+        assert command in out
+    assert "--branch" in run("recall", "--help").stdout
+
+
+def test_init_is_idempotent(run, repo: Path):
+    assert "Initialised" in run("init").stdout
+    assert "Already initialised" in run("init").stdout
+    assert (repo / ".cortex" / "cortex.db").is_file()
+
+
+def test_remember_recall_get(run):
+    mid = remember(run, "Use uv for envs", "-t", "decision", "-p", "8", "-T", "Tooling", "--pin")
+    again = json.loads(run("remember", "--json", "-t", "decision", "Use uv for envs").stdout)
+    assert again == {"created": False, "memory": again["memory"]} and again["memory"]["id"] == mid
+    results = json.loads(run("recall", "--json", "which", "tool", "for", "envs?").stdout)
+    assert results[0]["memory"]["id"] == mid and results[0]["rank"] == 1
+    assert results[0]["memory"]["tags"] == ["tooling"] and results[0]["memory"]["pinned"]
+    detail = json.loads(run("get", "--json", mid[:14]).stdout)
+    assert detail["memory"]["priority"] == 8 and detail["scope"] == "project"
+    assert mid in run("get", mid).stdout
+    assert "decision" in run("recall", "uv").stdout
+
+
+def test_remember_reads_stdin(run):
+    text = "Multi-line note\nfrom a pipe: keep CHANGELOG entries short.\n"
+    out = json.loads(run("remember", "--json", "-t", "pattern", "-", input=text).stdout)
+    assert out["memory"]["content"] == text.strip()
+    assert out["memory"]["summary"] == ""  # one sentence is its own summary
+    long = "Pin the SDK major version. " + "It renamed FastMCP in 2.x and broke servers. " * 5
+    out = json.loads(run("remember", "--json", "-", input=long).stdout)
+    assert out["memory"]["summary"] == "Pin the SDK major version."
+
+
+def test_remember_empty_stdin_is_a_user_error(run):
+    result = run("remember", "-", input="   \n", code=1)
+    assert "empty" in result.stderr
+
+
+def test_global_memories_are_recalled_with_project_ones(run):
+    g = json.loads(run("remember", "--json", "--global", "prefer ruff over flake8").stdout)
+    assert g["memory"]["category"] == "global"
+    out = json.loads(run("recall", "--json", "ruff").stdout)
+    assert out[0]["scope"] == "global"
+    assert json.loads(run("recall", "--json", "--scope", "project", "ruff").stdout) == []
+
+
+def test_user_errors_exit_1_usage_errors_exit_2(run):
+    assert "no memory" in run("get", "m-nope", code=1).stderr
+    assert "not a memory id" in run("get", "DROP TABLE;", code=1).stderr
+    run("remember", "-t", "wish", "x", code=2)
+    run("remember", "-p", "11", "x", code=2)
+    run("recall", code=2)
+    run("recall", "--branch", "x", "--all-branches", "q", code=2)
+    run("forget", code=2)
+    run("frobnicate", code=2)
+
+
+def test_forget_by_id_and_by_query(run):
+    a = remember(run, "the staging database lives on port 5433")
+    b = remember(run, "staging deploys need the VPN")
+    out = json.loads(run("forget", "--json", a).stdout)
+    assert out[0]["memory"]["status"] == "archived"
+    ids = [r["memory"]["id"] for r in json.loads(run("recall", "--json", "staging").stdout)]
+    assert ids == [b]
+    # without a terminal and without --yes nothing is touched
+    assert "--yes" in run("forget", "--query", "staging VPN", code=1).stderr
+    archived = json.loads(run("forget", "--json", "--yes", "--query", "staging VPN").stdout)
+    assert [x["memory"]["id"] for x in archived] == [b]
+    assert json.loads(run("recall", "--json", "staging").stdout) == []
+    assert "no memory matches" in run("forget", "--yes", "--query", "zebra", code=1).stderr
+
+
+def test_status_json(run, repo: Path):
+    run("remember", "-t", "gotcha", "x is y")
+    report = json.loads(run("status", "--json").stdout)
+    assert report["project"] == str(repo) and report["branch"] == "main"
+    assert report["fts5_available"] is True
+    project = report["stores"]["project"]
+    assert project["by_type"] == {"gotcha": 1} and project["schema_version"] >= 2
+    assert project["size_bytes"] > 0
+    assert report["stores"]["global"]["exists"] is False
+    text = run("status").stdout
+    assert "fts5_available" in text and "gotcha 1" in text
+
+
+def test_reset_backs_up_and_restore_undoes_it(run):
+    mid = remember(run, "precious knowledge")
+    assert "--yes" in run("reset", code=1).stderr  # no terminal: refuses
+    assert "Backup:" in run("reset", "--yes").stdout
+    assert json.loads(run("recall", "--json", "precious").stdout) == []
+    assert "pre-reset" in run("restore", "--list").stdout
+    run("restore", "--yes")
+    assert json.loads(run("get", "--json", mid).stdout)["memory"]["content"] == "precious knowledge"
+
+
+def test_export_import_round_trip_is_lossless_and_idempotent(run, tmp_path: Path, repo: Path):
+    a = remember(run, "alpha decision", "-t", "decision", "-T", "x")
+    remember(run, "beta gotcha with ünïcode — and “quotes”", "-t", "gotcha")
+    run("recall", "alpha")  # access stats are part of what must survive
+    dump = tmp_path / "dump.jsonl"
+    run("export", "-o", str(dump))
+    first = dump.read_text().splitlines()
+    assert json.loads(first[0])["format"] == "cortex-export" and len(first) == 3
+
+    other = tmp_path / "other"
+    other.mkdir()
+    runner = CliRunner()
+    result = runner.invoke(cli, ["-C", str(other), "import", "--json", str(dump)])
+    assert json.loads(result.stdout)["inserted"] == 2, result.output
+    again = runner.invoke(cli, ["-C", str(other), "import", "--json", str(dump)])
+    assert json.loads(again.stdout) | {"scope": None} == {
+        "scope": None, "inserted": 0, "updated": 0, "unchanged": 2, "edges_added": 0,
+        "events_added": 0, "skipped": [],
+    }  # fmt: skip
+    second = runner.invoke(cli, ["-C", str(other), "export"]).stdout.splitlines()
+    assert second[1:] == first[1:]  # line 0 is the header, with the time and path
+    md = run("export", "--format", "markdown").stdout
+    assert "## Decision (1)" in md and a in md
+
+
+def test_import_rejects_bad_files_and_writes_nothing(run, tmp_path: Path):
+    bad = tmp_path / "bad.jsonl"
+    header = json.dumps({"format": "cortex-export", "version": 1})
+    good = json.dumps({"kind": "memory", "content": "ok", "id": "m-good"})
+    bad.write_text("\n".join([header, good, '{"kind": "memory", "content": ""}']) + "\n")
+    assert "line 3" in run("import", str(bad), code=1).stderr
+    assert json.loads(run("recall", "--json", "ok").stdout) == []
+    bad.write_text("not json\n")
+    assert "line 1" in run("import", str(bad), code=1).stderr
+    run("import", str(tmp_path / "missing.jsonl"), code=2)
+
+
+def test_a_corrupt_store_is_a_one_line_error(run, repo: Path):
+    (repo / ".cortex").mkdir()
+    (repo / ".cortex" / "cortex.db").write_text("garbage " * 100)
+    result = run("recall", "anything", code=1)
+    assert "not a SQLite database" in result.stderr
+    assert (repo / ".cortex" / "cortex.db").read_text() == "garbage " * 100
+
+
+def test_demo_runs_offline_on_a_throwaway_store(run, cortex_home: Path):
+    out = run("demo").stdout
+    assert "1. remember" in out and "4. status" in out and "[decision]" in out
+    assert not cortex_home.exists()  # the user's own global store was never touched

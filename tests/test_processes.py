@@ -1,0 +1,79 @@
+"""Whole `cortex` processes: exit codes, clean stderr, and what each command imports."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PROBE = """
+import sys
+sys.argv = ["cortex", *sys.argv[1:]]
+try:
+    from cortexmem.cli import main
+    main()
+except SystemExit as exit:
+    code = exit.code or 0
+else:
+    code = 0
+heavy = sorted(m for m in ("rich", "numpy", "onnxruntime", "tokenizers", "torch", "httpx")
+               if m in sys.modules)
+sys.stderr.write("IMPORTED:" + ",".join(heavy) + "\\n")
+sys.exit(code)
+"""
+
+
+def cortex(*args: str, cwd: Path, input: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", PROBE, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        input=input,
+        timeout=60,
+    )
+
+
+def imported(result: subprocess.CompletedProcess[str]) -> list[str]:
+    line = [x for x in result.stderr.splitlines() if x.startswith("IMPORTED:")][-1]
+    return [m for m in line.removeprefix("IMPORTED:").split(",") if m]
+
+
+def test_json_commands_stay_lean(repo: Path):
+    assert cortex("remember", "lean imports matter", cwd=repo).returncode == 0
+    for args in (("status", "--json"), ("recall", "--json", "imports"), ("remember", "x")):
+        result = cortex(*args, cwd=repo)
+        assert result.returncode == 0, result.stderr
+        assert imported(result) == [], args
+    # a person-facing view loads rich, and only rich
+    assert imported(cortex("status", cwd=repo)) == ["rich"]
+
+
+@pytest.mark.parametrize(
+    "args, code, message",
+    [
+        (("get", "m-missing"), 1, "no memory with id m-missing"),
+        (("reset",), 1, "no project store"),
+        (("remember", "--priority", "99", "x"), 2, "Invalid value"),
+        (("bogus",), 2, "No such command"),
+    ],
+)
+def test_failures_are_one_clear_line(repo: Path, args, code, message):
+    result = cortex(*args, cwd=repo)
+    assert result.returncode == code
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+
+
+def test_module_entry_point(repo: Path):
+    result = subprocess.run(
+        [sys.executable, "-m", "cortexmem", "status", "--json"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0 and json.loads(result.stdout)["project"] == str(repo)
