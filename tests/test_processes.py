@@ -77,3 +77,55 @@ def test_module_entry_point(repo: Path):
         timeout=60,
     )
     assert result.returncode == 0 and json.loads(result.stdout)["project"] == str(repo)
+
+
+def run_in_terminal(args: list[str], cwd: Path, answer: str) -> tuple[int, str]:
+    """Run `cortex` with a pseudo-terminal as stdin/stdout, as a person would, and answer."""
+    import os
+    import pty
+    import select
+    import time
+
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cortexmem", *args],
+        cwd=cwd, stdin=follower, stdout=follower, stderr=follower, close_fds=True,
+    )  # fmt: skip
+    os.close(follower)
+    output = b""
+    answered = False
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([leader], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            output += chunk
+        if not answered and (b"Archive which?" in output or b"[y/N]" in output):
+            os.write(leader, answer.encode() + b"\n")
+            answered = True
+        if proc.poll() is not None and not ready:
+            break
+    os.close(leader)
+    return proc.wait(timeout=10), output.decode(errors="replace")
+
+
+def test_forget_query_asks_in_a_terminal(repo: Path):
+    for text in ("redis runs on 6379 locally", "redis cache keys expire hourly", "unrelated"):
+        assert cortex("remember", text, cwd=repo).returncode == 0
+    code, out = run_in_terminal(["forget", "--query", "redis cache"], repo, "1")
+    assert code == 0, out
+    assert "Archive which?" in out and out.count("Archived ") == 1
+    listing = json.loads(cortex("recall", "--json", "redis", cwd=repo).stdout)
+    assert len(listing) == 1  # one of the two was archived, the other is still there
+
+
+def test_reset_asks_in_a_terminal_and_no_means_no(repo: Path):
+    assert cortex("remember", "keep this", cwd=repo).returncode == 0
+    code, out = run_in_terminal(["reset"], repo, "n")
+    assert code == 0 and "Nothing changed" in out
+    assert len(json.loads(cortex("recall", "--json", "keep", cwd=repo).stdout)) == 1
