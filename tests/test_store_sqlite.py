@@ -170,3 +170,12 @@ def test_old_backups_are_pruned(store: SQLiteStore):
     for i in range(25):
         store.backup(f"n{i}")
     assert len(store.list_backups()) == 20
+
+
+def test_secrets_never_reach_the_file(store: SQLiteStore):
+    token = "ghp_" + "a1B2c3D4e5" * 4
+    m, _ = store.add_memory(Memory(f"deploy with GITHUB_TOKEN={token}", tags=("ci",)))
+    store.append_event(Event("command", f"gh auth login {token}", payload={"cmd": token}))
+    assert token not in m.content and "[REDACTED:github-token]" in m.content
+    store._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    assert token.encode() not in store.path.read_bytes()

@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 from cortexmem.core.filters import MemoryFilter
 from cortexmem.core.fts_query import to_fts_query
 from cortexmem.core.ranking import Candidate
+from cortexmem.core.redact import redact_event, redact_memory
 from cortexmem.errors import CortexError, NotFound, SchemaTooNew, StoreCorrupt
 from cortexmem.model import (
     BRANCH_SCOPED_TYPES,
@@ -302,6 +303,8 @@ class SQLiteStore:
     # ----------------------------------------------------------------- memories
 
     def add_memory(self, memory: Memory) -> tuple[Memory, bool]:
+        memory = redact_memory(memory)
+
         def op(conn: sqlite3.Connection) -> tuple[Memory, bool]:
             row = conn.execute(
                 f"SELECT {_MEMORY_SELECT} FROM memories "
@@ -316,7 +319,7 @@ class SQLiteStore:
         return self._write(op)
 
     def add_memories(self, memories: Iterable[Memory]) -> int:
-        rows = [memory_to_row(m) for m in memories]
+        rows = [memory_to_row(redact_memory(m)) for m in memories]
         self._write(lambda conn: conn.executemany(_INSERT_MEMORY, rows))
         return len(rows)
 
@@ -456,7 +459,8 @@ class SQLiteStore:
             yield _row_to_edge(row)
 
     def append_event(self, event: Event) -> bool:
-        cur = self._write(lambda conn: conn.execute(_INSERT_EVENT, _event_row(event)))
+        row = _event_row(redact_event(event))
+        cur = self._write(lambda conn: conn.execute(_INSERT_EVENT, row))
         return bool(cur.rowcount)
 
     def iter_events(self) -> Iterator[Event]:
@@ -543,7 +547,7 @@ class SQLiteStore:
         def op(conn: sqlite3.Connection) -> ImportResult:
             result = ImportResult()
             for memory in memories:
-                _merge_memory(conn, memory, result)
+                _merge_memory(conn, redact_memory(memory), result)
             for edge in edges:
                 found = conn.execute(
                     "SELECT count(*) FROM memories WHERE id IN (?, ?)",
@@ -559,7 +563,8 @@ class SQLiteStore:
                 )
                 result.edges_added += cur.rowcount
             for event in events:
-                result.events_added += conn.execute(_INSERT_EVENT, _event_row(event)).rowcount
+                row = _event_row(redact_event(event))
+                result.events_added += conn.execute(_INSERT_EVENT, row).rowcount
             return result
 
         return self._write(op)

@@ -1,0 +1,125 @@
+"""Secrets are redacted by shape; look-alikes that are knowledge survive.
+
+The secret values are generated at run time, so no real-looking credential sits in the repo.
+"""
+
+from __future__ import annotations
+
+import random
+import string
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cortexmem.core.redact import redact, redact_value
+
+rng = random.Random(1234)
+ALNUM = string.ascii_letters + string.digits
+
+
+def rand(n: int, alphabet: str = ALNUM) -> str:
+    # always mix letters and digits, like real keys
+    body = "".join(rng.choice(alphabet) for _ in range(n - 2))
+    return body + "7" + "q"
+
+
+def b64url(n: int) -> str:
+    return rand(n, ALNUM + "-_")
+
+
+SECRETS = {
+    "anthropic": "sk-ant-api03-" + b64url(90),
+    "openai-project": "sk-proj-" + b64url(100),
+    "openai-legacy": "sk-" + rand(48),
+    "github-classic": "ghp_" + rand(36),
+    "github-fine": "github_pat_" + rand(22) + "_" + rand(59),
+    "gitlab": "glpat-" + b64url(20),
+    "slack": "xoxb-" + "".join(rng.choice(string.digits) for _ in range(12)) + "-" + rand(24),
+    "aws": "AKIA" + "".join(rng.choice(string.ascii_uppercase + string.digits) for _ in range(16)),
+    "google": "AIza" + b64url(35),
+    "stripe": "sk_live_" + rand(24),
+    "npm": "npm_" + rand(36),
+    "huggingface": "hf_" + rand(34),
+    "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0." + b64url(43),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SECRETS))
+def test_provider_tokens_are_redacted_in_context(name):
+    secret = SECRETS[name]
+    text = f"I exported the key {secret} and then ran the deploy."
+    out = redact(text)
+    assert secret not in out
+    assert "[REDACTED:" in out and out.startswith("I exported the key ")
+    assert out.endswith(" and then ran the deploy.")
+
+
+def test_private_key_blocks_whole_and_truncated():
+    body = "\n".join(b64url(64) for _ in range(5))
+    block = f"-----BEGIN RSA PRIVATE KEY-----\n{body}\n-----END RSA PRIVATE KEY-----"
+    out = redact(f"key file:\n{block}\ndone")
+    assert body.splitlines()[0] not in out and out.endswith("done")
+    cut = redact(f"-----BEGIN OPENSSH PRIVATE KEY-----\n{body[:100]}")
+    assert body[:40] not in cut
+
+
+@pytest.mark.parametrize(
+    "text, secret",
+    [
+        ("postgres://app:S3cr3t-pa55@db.internal:5432/prod", "S3cr3t-pa55"),
+        ("redis://:hunter2hunter2@cache:6379/0", "hunter2hunter2"),
+        ("export DATABASE_PASSWORD=Tr0ub4dor&3", "Tr0ub4dor&3"),
+        ("OPENAI_API_KEY='abc123def456ghi789'", "abc123def456ghi789"),
+        ('{"api_key": "Zx9-long-random-value-42"}', "Zx9-long-random-value-42"),
+        ("client_secret: 9f8e7d6c5b4a39281706", "9f8e7d6c5b4a39281706"),
+        ("curl -H 'Authorization: Bearer abcDEF123456ghiJKL'", "abcDEF123456ghiJKL"),
+        ("mysql -u root --password=Sup3rS3cret!", "Sup3rS3cret!"),
+        ("Server=db;User Id=sa;Password=Pa55w0rd2024;", "Pa55w0rd2024"),
+        ("SECRET_KEY = 'django-insecure-8h3k2l1m0n9b8v7c'", "django-insecure-8h3k2l1m0n9b8v7c"),
+    ],
+)
+def test_passwords_in_urls_assignments_headers_and_flags(text, secret):
+    out = redact(text)
+    assert secret not in out, out
+    assert "[REDACTED:" in out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "MAX_TOKENS=4096",
+        "token_count: 1500",
+        "PASSWORD_MIN_LENGTH=12",
+        "password = settings.DB_PASSWORD",
+        "api_key = os.environ.get",
+        "OPENAI_API_KEY=${OPENAI_API_KEY}",
+        "API_KEY=<your-api-key>",
+        "password: changeme",
+        "export TOKEN=$GITHUB_TOKEN",
+        "TOKENIZER_PATH=/models/tokenizer.json",
+        "AUTH_URL=https://auth.example.com/login",
+        "we use scikit-learn (sk-learn) and a task-runner for risk-management",
+        "The ghp_ prefix marks GitHub classic tokens; eyJ starts a JWT header.",
+        "https://github.com/org/repo/blob/main/src/a.py",
+        "git clone git@github.com:org/repo.git",
+        "Reset the password via the forgot-password form; secrets live in Vault.",
+        "session_id: 2f1c9a7e-3b4d-4e5f-8a9b-0c1d2e3f4a5b",
+        "commit 4f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a39 fixed the token refresh",
+    ],
+)
+def test_look_alikes_survive(text):
+    assert redact(text) == text
+
+
+def test_redact_value_walks_json():
+    secret = SECRETS["github-classic"]
+    value = {"cmd": f"gh auth login --with-token {secret}", "n": 3, "list": [secret, None]}
+    out = redact_value(value)
+    assert secret not in repr(out) and out["n"] == 3 and out["list"][1] is None
+
+
+@given(st.text(max_size=300))
+def test_redaction_is_idempotent_and_total(text):
+    once = redact(text)
+    assert redact(once) == once
