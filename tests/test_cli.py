@@ -155,8 +155,8 @@ def test_export_import_round_trip_is_lossless_and_idempotent(run, tmp_path: Path
 def test_import_rejects_bad_files_and_writes_nothing(run, tmp_path: Path):
     bad = tmp_path / "bad.jsonl"
     header = json.dumps({"format": "cortex-export", "version": 1})
-    good = json.dumps({"kind": "memory", "content": "ok", "id": "m-good"})
-    bad.write_text("\n".join([header, good, '{"kind": "memory", "content": ""}']) + "\n")
+    good = json.dumps({"record": "memory", "content": "ok", "id": "m-good"})
+    bad.write_text("\n".join([header, good, '{"record": "memory", "content": ""}']) + "\n")
     assert "line 3" in run("import", str(bad), code=1).stderr
     assert json.loads(run("recall", "--json", "ok").stdout) == []
     bad.write_text("not json\n")
@@ -176,3 +176,79 @@ def test_demo_runs_offline_on_a_throwaway_store(run, cortex_home: Path):
     out = run("demo").stdout
     assert "1. remember" in out and "4. status" in out and "[decision]" in out
     assert not cortex_home.exists()  # the user's own global store was never touched
+
+
+def test_round_trip_keeps_edges_events_and_archived_memories(tmp_path: Path, repo: Path):
+    from cortexmem.model import Edge, Event, Memory, Provenance
+    from cortexmem.services.context import Context
+
+    with Context.for_cwd(repo) as ctx:
+        store = ctx.writable("project")
+        a, b = Memory("we chose SQLite", memory_type="decision"), Memory("old plan")
+        store.add_memories([a, b])
+        store.add_edge(Edge(a.id, b.id, "supersedes"))
+        prov = Provenance(session_id="s1")
+        store.append_event(Event("decision", "we chose SQLite", provenance=prov))
+        store.set_status(b.id, "archived")
+    runner = CliRunner()
+    dump = tmp_path / "dump.jsonl"
+    assert runner.invoke(cli, ["-C", str(repo), "export", "-o", str(dump)]).exit_code == 0
+    kinds = [json.loads(line).get("record") for line in dump.read_text().splitlines()[1:]]
+    assert sorted(kinds) == ["edge", "event", "memory", "memory"]
+
+    other = tmp_path / "other"
+    other.mkdir()
+    result = runner.invoke(cli, ["-C", str(other), "import", "--json", str(dump)])
+    assert json.loads(result.stdout)["edges_added"] == 1
+    assert json.loads(result.stdout)["events_added"] == 1
+    again = runner.invoke(cli, ["-C", str(other), "export"]).stdout.splitlines()
+    assert again[1:] == dump.read_text().splitlines()[1:]
+    archived = json.loads(runner.invoke(cli, ["-C", str(other), "get", "--json", b.id]).stdout)
+    assert archived["memory"]["status"] == "archived"
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("content", 123, "content"),
+        ("tags", "abc", "tags"),
+        ("pinned", "no", "pinned"),
+        ("priority", 11, "priority"),
+        ("created_at", "yesterday", "created_at"),
+    ],
+)
+def test_import_checks_field_types(run, tmp_path: Path, field: str, value, message: str):
+    bad = tmp_path / "typed.jsonl"
+    header = json.dumps({"format": "cortex-export", "version": 1})
+    record = {"record": "memory", "content": "typed", "id": "m-typed"} | {field: value}
+    bad.write_text(header + "\n" + json.dumps(record) + "\n")
+    assert message in run("import", str(bad), code=1).stderr
+
+
+def test_import_normalises_other_iso_timestamps(run, tmp_path: Path):
+    dump = tmp_path / "iso.jsonl"
+    header = json.dumps({"format": "cortex-export", "version": 1})
+    record = {"record": "memory", "content": "dated", "id": "m-dated",
+              "created_at": "2025-03-04T05:06:07+02:00"}  # fmt: skip
+    dump.write_text(header + "\n" + json.dumps(record) + "\n")
+    run("import", str(dump))
+    got = json.loads(run("get", "--json", "m-dated").stdout)["memory"]
+    assert got["created_at"] == "2025-03-04T03:06:07.000000Z"
+
+
+def test_import_of_a_file_that_is_not_utf8_is_a_user_error(run, tmp_path: Path):
+    bad = tmp_path / "latin1.jsonl"
+    bad.write_bytes(b'{"format": "cortex-export", "version": 1}\n{"content": "caf\xe9"}\n')
+    assert "not UTF-8" in run("import", str(bad), code=1).stderr
+
+
+def test_export_to_a_missing_folder_is_a_user_error(run, tmp_path: Path):
+    remember(run, "something")
+    result = run("export", "-o", str(tmp_path / "no" / "such" / "dump.jsonl"), code=1)
+    assert result.stderr.count("\n") == 1
+
+
+def test_a_file_where_the_store_folder_should_be_is_a_user_error(run, repo: Path):
+    (repo / ".cortex").write_text("not a folder")
+    result = run("remember", "x", code=1)
+    assert result.stderr.count("\n") == 1 and ".cortex" in result.stderr

@@ -83,9 +83,28 @@ def test_migrate_from_every_earlier_version(tmp_path: Path, start: int):
     assert schema(old) == schema(fresh)
 
 
-def test_concurrent_openers_migrate_once(tmp_path: Path):
-    path = tmp_path / "race.db"
-    stores = [SQLiteStore.open(path) for _ in range(3)]
-    assert {s.schema_version() for s in stores} == {head_version()}
-    for s in stores:
-        s.close()
+def test_processes_racing_to_create_and_migrate(tmp_path: Path):
+    """Several processes open the same missing file at once: one migrates, none fails."""
+    import subprocess
+    import sys
+
+    for round_ in range(3):
+        path = tmp_path / f"race-{round_}.db"
+        opener = "import sys; from cortexmem.store.sqlite import SQLiteStore; "
+        opener += "SQLiteStore.open(sys.argv[1]).close()"
+        procs = [
+            subprocess.Popen([sys.executable, "-c", opener, str(path)], stderr=subprocess.PIPE)
+            for _ in range(6)
+        ]
+        errors = [p.communicate()[1] for p in procs]
+        assert all(p.returncode == 0 for p in procs), errors
+        with SQLiteStore.open(path) as store:
+            assert store.schema_version() == head_version()
+        assert schema(path) == schema_of_fresh(tmp_path)
+
+
+def schema_of_fresh(tmp_path: Path) -> list[tuple[str, str]]:
+    fresh = tmp_path / "fresh-reference.db"
+    if not fresh.exists():
+        SQLiteStore.open(fresh).close()
+    return schema(fresh)

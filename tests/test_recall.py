@@ -99,6 +99,18 @@ def test_same_query_same_order_and_prefix_property(ctx: Context):
     assert top5 == top10[:5] and top10 == top40[:10]
 
 
+def test_with_more_equal_matches_than_the_pool_the_newest_win(ctx: Context):
+    """300 identical-looking notes: the candidate pool (200) keeps the newest, consistently."""
+    store = ctx.writable("project")
+    notes = [Memory("identical retry budget note", id=f"m-n{i:04d}") for i in range(300)]
+    for i, m in enumerate(notes):
+        object.__setattr__(m, "created_at", f"2025-01-01T00:{i // 60:02d}:{i % 60:02d}.000000Z")
+    store.add_memories(notes)
+    top = ids(recall(ctx, "retry budget", limit=20, count_access=False))
+    assert top == [f"m-n{i:04d}" for i in range(299, 279, -1)]
+    assert ids(recall(ctx, "retry budget", limit=5, count_access=False)) == top[:5]
+
+
 def test_no_store_yet_means_no_results_and_no_files(tmp_path: Path):
     empty = tmp_path / "nothing-here"
     empty.mkdir()

@@ -37,7 +37,12 @@ class CortexGroup(click.Group):
                 raise click.ClickException(
                     "the memory store stayed busy for 30 s (another process holds it); try again"
                 ) from None
-            raise
+            raise click.ClickException(f"database error: {exc}") from None
+        except sqlite3.Error as exc:
+            raise click.ClickException(f"database error: {exc}") from None
+        except OSError as exc:
+            where = f": {exc.filename}" if exc.filename else ""
+            raise click.ClickException(f"{exc.strerror or exc}{where}") from None
 
 
 def _context(click_ctx: click.Context):  # -> services.context.Context
@@ -193,7 +198,7 @@ def remember(
 @click.option(
     "--all-branches", is_flag=True, help="Include progress and context recorded on any branch."
 )
-@click.option("-n", "--limit", type=click.IntRange(1, 1000), default=10, show_default=True)
+@click.option("-n", "--limit", type=click.IntRange(1, 200), default=10, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print results as JSON.")
 @click.pass_context
 def recall(
@@ -207,6 +212,8 @@ def recall(
     as_json: bool,
 ) -> None:
     """Find memories relevant to QUERY (any text: words, paths, questions).
+
+    A query that starts with "-" goes after "--": cortex recall -- "-v flag"
 
     Results from the project and global stores are ranked together by text relevance blended
     with priority, how linked a memory is and how often it was useful. Decisions, architecture,
@@ -341,6 +348,11 @@ def _forget_by_query(ctx, query: str, yes: bool, as_json: bool) -> list:
             show_default=False,
         ).strip()
         chosen = _pick(hits, answer)
+    if len(chosen) > 1:
+        # several at once: make it undoable with `cortex restore`
+        for scope in {h.scope for h in chosen}:
+            backup = ctx.require(scope).backup("pre-forget")
+            click.echo(f"Backup of the {scope} store: {backup.name}", err=True)
     return [memories.forget(ctx, h.memory.id) for h in chosen]
 
 

@@ -27,10 +27,13 @@ class GitRepo:
     common_dir: Path
 
     @property
+    def has_main_worktree(self) -> bool:
+        """False for a bare clone with linked worktrees or a ``--separate-git-dir`` layout."""
+        return self.common_dir.name == ".git"
+
+    @property
     def main_root(self) -> Path:
-        if self.common_dir.name == ".git":
-            return self.common_dir.parent
-        return self.worktree  # bare repository or unusual layout: keep memory with the tree
+        return self.common_dir.parent if self.has_main_worktree else self.worktree
 
     def head(self) -> tuple[str | None, str | None]:
         """(branch, commit) of the working tree; branch is None on a detached HEAD."""

@@ -8,7 +8,9 @@ later when it is read back from disk.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
+import re
 import time
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -100,6 +102,84 @@ def _check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:
         raise ValueError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
 
 
+# ----------------------------------------------------------------------------- validation
+# Records are built from typed input (the CLI, capture) and from untrusted input (imports,
+# hook payloads). These checks make a wrong type a ValueError with a clear message instead of an
+# AttributeError three layers later, or a row that breaks every later read.
+
+_TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$")
+_ID = re.compile(r"^[0-9a-z][0-9a-z-]{0,63}$")
+MAX_INT = 2**63 - 1
+
+
+def is_valid_id(value: str) -> bool:
+    return bool(_ID.match(value))
+
+
+def clean_text(value: str) -> str:
+    """Text that can be encoded as UTF-8: lone surrogates (undecodable bytes smuggled in by
+    ``surrogateescape`` from argv or stdin, or ``\\ud800`` in JSON) become U+FFFD."""
+    try:
+        value.encode("utf-8")
+        return value
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
+def _text(name: str, value: Any, optional: bool = False) -> str | None:
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        raise ValueError(f"{name} must be text; got {type(value).__name__}")
+    return clean_text(value)
+
+
+def _number(name: str, value: Any, low: float, high: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ValueError(f"{name} must be a number; got {value!r}")
+    if not low <= value <= high:
+        raise ValueError(f"{name} must be between {low:g} and {high:g}; got {value}")
+    return float(value)
+
+
+def _integer(name: str, value: Any, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{name} must be a whole number; got {value!r}")
+    if not low <= value <= high:
+        raise ValueError(f"{name} must be between {low} and {high}; got {value}")
+    return value
+
+
+def _flag(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be true or false; got {value!r}")
+    return value
+
+
+def _timestamp(name: str, value: Any, optional: bool = False) -> str | None:
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) or not _TIMESTAMP.match(value):
+        raise ValueError(
+            f"{name} must be a UTC time like 2026-01-31T12:00:00.000000Z; got {value!r}"
+        )
+    return value
+
+
+def normalise_time(value: Any) -> Any:
+    """Accept any ISO-8601 time on input (``2025-01-01T00:00:00Z``, offsets, no fraction) and
+    return the storage format; anything else is returned as is for validation to reject."""
+    if not isinstance(value, str) or _TIMESTAMP.match(value):
+        return value
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return value
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return format_time(moment)
+
+
 @dataclass(frozen=True)
 class SourceContext:
     """Where a memory came from in the working tree: recorded so recall can filter by branch."""
@@ -108,12 +188,18 @@ class SourceContext:
     cwd: str | None = None
     commit: str | None = None
 
+    def __post_init__(self) -> None:
+        for name in ("branch", "cwd", "commit"):
+            object.__setattr__(self, name, _text(name, getattr(self, name), optional=True))
+
     def to_dict(self) -> dict[str, str | None]:
         return {"branch": self.branch, "cwd": self.cwd, "commit": self.commit}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> SourceContext:
         data = data or {}
+        if not isinstance(data, dict):
+            raise ValueError(f"source_context must be an object; got {type(data).__name__}")
         return cls(branch=data.get("branch"), cwd=data.get("cwd"), commit=data.get("commit"))
 
 
@@ -140,21 +226,30 @@ class Memory:
     status: str = "active"
 
     def __post_init__(self) -> None:
+        put = object.__setattr__
+        put(self, "content", _text("content", self.content))
         if not self.content.strip():
             raise ValueError("a memory needs some content")
+        put(self, "summary", _text("summary", self.summary))
+        if not isinstance(self.id, str) or not is_valid_id(self.id):
+            raise ValueError(f"id must be lower-case letters, digits and dashes; got {self.id!r}")
         _check_choice("memory_type", self.memory_type, MEMORY_TYPES)
         _check_choice("category", self.category, CATEGORIES)
         _check_choice("status", self.status, MEMORY_STATUSES)
         _check_choice("source_type", self.source_type, SOURCE_TYPES)
-        if not 0.0 <= self.confidence <= 1.0:
-            raise ValueError(f"confidence must be between 0 and 1; got {self.confidence}")
-        if not 1 <= self.priority <= 10:
-            raise ValueError(f"priority must be between 1 and 10; got {self.priority}")
-        if self.access_count < 0:
-            raise ValueError("access_count cannot be negative")
+        put(self, "confidence", _number("confidence", self.confidence, 0.0, 1.0))
+        _integer("priority", self.priority, 1, 10)
+        _flag("pinned", self.pinned)
+        _integer("access_count", self.access_count, 0, MAX_INT)
+        put(self, "source_session", _text("source_session", self.source_session, optional=True))
+        if not isinstance(self.source_context, SourceContext):
+            raise ValueError("source_context must be a SourceContext")
+        _timestamp("created_at", self.created_at)
         if not self.updated_at:
-            object.__setattr__(self, "updated_at", self.created_at)
-        object.__setattr__(self, "tags", normalise_tags(self.tags))
+            put(self, "updated_at", self.created_at)
+        _timestamp("updated_at", self.updated_at)
+        _timestamp("last_accessed_at", self.last_accessed_at, optional=True)
+        put(self, "tags", normalise_tags(self.tags))
 
     @property
     def content_hash(self) -> str:
@@ -190,15 +285,24 @@ class Memory:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Memory:
+        """Build from untrusted JSON: unknown keys ignored, times normalised, types checked."""
         known = {k: v for k, v in data.items() if k in _MEMORY_FIELDS}
         known["source_context"] = SourceContext.from_dict(data.get("source_context"))
-        known["tags"] = tuple(data.get("tags") or ())
+        tags = data.get("tags") or ()
+        if not isinstance(tags, list | tuple):
+            raise ValueError(f"tags must be a list; got {type(tags).__name__}")
+        known["tags"] = tuple(tags)
+        for key in ("created_at", "updated_at", "last_accessed_at"):
+            if key in known:
+                known[key] = normalise_time(known[key])
         return cls(**known)
 
 
 def normalise_tags(tags: tuple[str, ...] | list[str]) -> tuple[str, ...]:
     """Tags are lower-case, trimmed, unique and sorted so equal sets compare and hash equal."""
-    cleaned = {t.strip().lower() for t in tags if t and t.strip()}
+    if isinstance(tags, str) or not all(isinstance(t, str) for t in tags):
+        raise ValueError("tags must be a list of text")
+    cleaned = {clean_text(t).strip().lower() for t in tags if t and t.strip()}
     return tuple(sorted(cleaned))
 
 
@@ -219,10 +323,15 @@ class Edge:
     created_at: str = field(default_factory=utc_now)
 
     def __post_init__(self) -> None:
+        for name in ("id", "source_id", "target_id"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or not is_valid_id(value):
+                raise ValueError(f"edge {name} is not a valid id: {value!r}")
         _check_choice("relation_type", self.relation_type, RELATION_TYPES)
         _check_choice("edge status", self.status, EDGE_STATUSES)
-        if not 0.0 <= self.strength <= 1.0:
-            raise ValueError(f"strength must be between 0 and 1; got {self.strength}")
+        object.__setattr__(self, "strength", _number("strength", self.strength, 0.0, 1.0))
+        _flag("bidirectional", self.bidirectional)
+        _timestamp("created_at", self.created_at)
         if self.source_id == self.target_id:
             raise ValueError("an edge cannot link a memory to itself")
 
@@ -240,7 +349,10 @@ class Edge:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Edge:
-        return cls(**{k: v for k, v in data.items() if k in Edge.__dataclass_fields__})
+        known = {k: v for k, v in data.items() if k in Edge.__dataclass_fields__}
+        if "created_at" in known:
+            known["created_at"] = normalise_time(known["created_at"])
+        return cls(**known)
 
 
 @dataclass(frozen=True)
@@ -262,9 +374,17 @@ class Provenance:
             "commit": self.commit,
         }
 
+    def __post_init__(self) -> None:
+        for name in ("session_id", "transcript_path", "branch", "commit"):
+            object.__setattr__(self, name, _text(name, getattr(self, name), optional=True))
+        if self.line is not None:
+            _integer("line", self.line, 0, MAX_INT)
+
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> Provenance:
         data = data or {}
+        if not isinstance(data, dict):
+            raise ValueError(f"provenance must be an object; got {type(data).__name__}")
         return cls(**{k: data.get(k) for k in Provenance.__dataclass_fields__})
 
 
@@ -285,12 +405,17 @@ class Event:
     created_at: str = field(default_factory=utc_now)
 
     def __post_init__(self) -> None:
-        if not self.kind:
+        put = object.__setattr__
+        if not isinstance(self.kind, str) or not self.kind:
             raise ValueError("an event needs a kind")
-        if not 0.0 <= self.confidence <= 1.0:
-            raise ValueError(f"confidence must be between 0 and 1; got {self.confidence}")
-        if not 0.0 <= self.salience <= 1.0:
-            raise ValueError(f"salience must be between 0 and 1; got {self.salience}")
+        put(self, "content", _text("content", self.content))
+        if not isinstance(self.payload, dict):
+            raise ValueError("an event payload must be an object")
+        put(self, "confidence", _number("confidence", self.confidence, 0.0, 1.0))
+        put(self, "salience", _number("salience", self.salience, 0.0, 1.0))
+        if not isinstance(self.id, str) or not is_valid_id(self.id):
+            raise ValueError(f"event id is not a valid id: {self.id!r}")
+        _timestamp("created_at", self.created_at)
 
     @property
     def content_hash(self) -> str:
@@ -313,7 +438,12 @@ class Event:
     def from_dict(cls, data: dict[str, Any]) -> Event:
         known = {k: v for k, v in data.items() if k in Event.__dataclass_fields__}
         known["provenance"] = Provenance.from_dict(data.get("provenance"))
-        known["payload"] = dict(data.get("payload") or {})
+        payload = data.get("payload") or {}
+        if not isinstance(payload, dict):
+            raise ValueError("an event payload must be an object")
+        known["payload"] = payload
+        if "created_at" in known:
+            known["created_at"] = normalise_time(known["created_at"])
         return cls(**known)
 
 

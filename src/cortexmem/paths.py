@@ -32,15 +32,20 @@ def cortex_home() -> Path:
 
 @dataclass(frozen=True)
 class ProjectPaths:
-    """Every path Cortex uses for one project, plus the global store."""
+    """Every path Cortex uses for one project, plus the global store.
+
+    ``root`` names the project (its hash is the project's identity); ``worktree`` is the working
+    tree the command runs in; ``data_dir`` holds the project store. For an ordinary repository
+    ``data_dir`` is ``<main worktree>/.cortex``. When the repository has no main worktree
+    (a bare clone with linked worktrees, ``--separate-git-dir``) it lives inside the shared git
+    dir, ``<common dir>/cortex``, so every worktree still shares one memory.
+    """
 
     root: Path
     repo: GitRepo | None
     home: Path
-
-    @property
-    def data_dir(self) -> Path:
-        return self.root / DIR_NAME
+    data_dir: Path
+    worktree: Path
 
     @property
     def db(self) -> Path:
@@ -61,7 +66,7 @@ class ProjectPaths:
 
     @property
     def name(self) -> str:
-        return self.root.name or str(self.root)
+        return self.root.name.removesuffix(".git") or str(self.root)
 
     def branch_and_commit(self) -> tuple[str | None, str | None]:
         return self.repo.head() if self.repo else (None, None)
@@ -72,15 +77,28 @@ def resolve(cwd: Path | None = None) -> ProjectPaths:
     home = cortex_home()
     repo = find_repo(cwd)
     if repo is not None:
-        return ProjectPaths(repo.main_root, repo, home)
-    return ProjectPaths(_existing_store_root(cwd, home) or cwd, None, home)
+        if repo.has_main_worktree:
+            root = repo.main_root
+            return ProjectPaths(root, repo, home, root / DIR_NAME, repo.worktree)
+        common = repo.common_dir
+        return ProjectPaths(common, repo, home, common / "cortex", repo.worktree)
+    root = _existing_store_root(cwd, home) or cwd
+    return ProjectPaths(root, None, home, root / DIR_NAME, cwd)
 
 
 def _existing_store_root(cwd: Path, home: Path) -> Path | None:
-    home_dir = home.resolve()
+    """The nearest folder at or above ``cwd`` with a project store, never looking at the user's
+    home folder or above it from a folder below it: a stray store there must not capture every
+    folder underneath."""
+    global_dir = home.resolve()
+    user_home = Path.home().resolve()
     for folder in (cwd, *cwd.parents):
+        if folder != cwd and (folder == user_home or folder in user_home.parents):
+            break
+        if folder != cwd and folder.parent == folder:
+            break  # the filesystem root
         data_dir = folder / DIR_NAME
-        if data_dir.resolve() == home_dir:
+        if data_dir.resolve() == global_dir:
             continue  # ~/.cortex is the global store's home, not a project
         if (data_dir / PROJECT_DB).is_file():
             return folder

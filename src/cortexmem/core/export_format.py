@@ -37,12 +37,13 @@ def export_jsonl(
 ) -> Iterator[str]:
     """Lines (without newlines) of a JSONL export. Keys are sorted so exports diff cleanly."""
     yield _dump({"format": FORMAT, "version": FORMAT_VERSION, **header})
+    # "record" names the line's type; it cannot clash with a field (events have a "kind").
     for m in memories:
-        yield _dump({"kind": "memory", **m.to_dict()})
+        yield _dump({"record": "memory", **m.to_dict()})
     for e in edges:
-        yield _dump({"kind": "edge", **e.to_dict()})
+        yield _dump({"record": "edge", **e.to_dict()})
     for ev in events:
-        yield _dump({"kind": "event", **ev.to_dict()})
+        yield _dump({"record": "event", **ev.to_dict()})
 
 
 def _dump(obj: dict[str, Any]) -> str:
@@ -52,42 +53,48 @@ def _dump(obj: dict[str, Any]) -> str:
 def parse_jsonl(lines: Iterable[str]) -> ParsedExport:
     """Parse and validate a whole export before anything is written."""
     parsed: ParsedExport | None = None
-    for number, raw in enumerate(lines, start=1):
-        line = raw.strip()
-        if not line:
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ExportFormatError(f"line {number}: not JSON ({exc.msg})") from exc
-        if not isinstance(obj, dict):
-            raise ExportFormatError(f"line {number}: expected a JSON object")
-        if parsed is None:
-            if obj.get("format") != FORMAT:
-                raise ExportFormatError(f"line {number}: not a Cortex export (no format header)")
-            if not isinstance(obj.get("version"), int) or obj["version"] > FORMAT_VERSION:
-                raise ExportFormatError(
-                    f"line {number}: export format version {obj.get('version')!r} is not "
-                    f"supported (this Cortex reads up to {FORMAT_VERSION})"
-                )
-            parsed = ParsedExport(header=obj)
-            continue
-        kind = obj.pop("kind", None)
-        try:
-            if kind == "memory":
-                parsed.memories.append(Memory.from_dict(obj))
-            elif kind == "edge":
-                parsed.edges.append(Edge.from_dict(obj))
-            elif kind == "event":
-                parsed.events.append(Event.from_dict(obj))
-            else:
-                raise ExportFormatError(f"line {number}: unknown record kind {kind!r}")
-        except (TypeError, ValueError) as exc:
-            if isinstance(exc, ExportFormatError):
-                raise
-            raise ExportFormatError(f"line {number}: invalid {kind}: {exc}") from exc
+    number = 0
+    try:
+        for number, raw in enumerate(lines, start=1):
+            parsed = _parse_line(number, raw, parsed)
+    except UnicodeDecodeError as exc:
+        raise ExportFormatError(f"line {number + 1}: not UTF-8 text") from exc
     if parsed is None:
         raise ExportFormatError("the file is empty")
+    return parsed
+
+
+def _parse_line(number: int, raw: str, parsed: ParsedExport | None) -> ParsedExport | None:
+    line = raw.strip()
+    if not line:
+        return parsed
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ExportFormatError(f"line {number}: not JSON ({exc.msg})") from exc
+    if not isinstance(obj, dict):
+        raise ExportFormatError(f"line {number}: expected a JSON object")
+    if parsed is None:
+        if obj.get("format") != FORMAT:
+            raise ExportFormatError(f"line {number}: not a Cortex export (no format header)")
+        if not isinstance(obj.get("version"), int) or obj["version"] > FORMAT_VERSION:
+            raise ExportFormatError(
+                f"line {number}: export format version {obj.get('version')!r} is not "
+                f"supported (this Cortex reads up to {FORMAT_VERSION})"
+            )
+        return ParsedExport(header=obj)
+    kind = obj.pop("record", None)
+    if kind not in ("memory", "edge", "event"):
+        raise ExportFormatError(f"line {number}: unknown record type {kind!r}")
+    try:
+        if kind == "memory":
+            parsed.memories.append(Memory.from_dict(obj))
+        elif kind == "edge":
+            parsed.edges.append(Edge.from_dict(obj))
+        else:
+            parsed.events.append(Event.from_dict(obj))
+    except (TypeError, ValueError) as exc:
+        raise ExportFormatError(f"line {number}: invalid {kind}: {exc}") from exc
     return parsed
 
 

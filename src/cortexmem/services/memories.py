@@ -51,7 +51,7 @@ def remember(
             confidence=confidence,
             source_type=source_type,
             source_session=session,
-            source_context=SourceContext(branch=branch, cwd=str(ctx.paths.root), commit=commit),
+            source_context=SourceContext(branch=branch, cwd=str(ctx.paths.worktree), commit=commit),
         )
     except ValueError as exc:
         raise CortexError(str(exc)) from exc

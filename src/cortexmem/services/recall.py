@@ -23,17 +23,17 @@ def recall(
     """The best ``limit`` memories for ``query``.
 
     ``branch`` defaults to the current git branch (progress and context from other branches are
-    hidden); ``all_branches`` lifts that. Each leg fetches a fixed-size candidate pool, so the
-    order never depends on ``limit``.
+    hidden); ``all_branches`` lifts that. Each store yields a fixed-size candidate pool, so the
+    order never depends on ``limit`` (which is capped at the pool size).
     """
     if not all_branches and branch is None:
         branch, _ = ctx.paths.branch_and_commit()
     flt = MemoryFilter(types=types, branch=None if all_branches else branch, statuses=statuses)
-    pool = max(CANDIDATE_POOL, limit)
+    limit = min(limit, CANDIDATE_POOL)
     candidates = []
     stores = ctx.existing(scopes)
     for scope, store in stores:
-        candidates += store.search_text(query, flt, pool, scope)
+        candidates += store.search_text(query, flt, CANDIDATE_POOL, scope)
     results = rank(candidates, limit)
     if count_access and results:
         when = utc_now()

@@ -20,13 +20,15 @@ def export_lines(ctx: Context, scope: Scope) -> Iterator[str]:
         "project": str(ctx.paths.root) if scope == "project" else None,
         "exported_at": utc_now(),
     }
-    return export_jsonl(header, store.iter_memories(), store.iter_edges(), store.iter_events())
+    memories, edges, events = store.snapshot()
+    return export_jsonl(header, memories, edges, events)
 
 
 def export_md(ctx: Context, scope: Scope) -> str:
     store = ctx.require(scope)
     title = f"Cortex memory — {ctx.paths.name}" if scope == "project" else "Cortex global memory"
-    return export_markdown(title, store.iter_memories(), store.iter_edges())
+    memories, edges, _ = store.snapshot()
+    return export_markdown(title, memories, edges)
 
 
 def import_lines(ctx: Context, lines: Iterable[str], scope: Scope) -> ImportResult:

@@ -15,7 +15,9 @@ from __future__ import annotations
 import contextlib
 import json
 import random
+import shutil
 import sqlite3
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -282,7 +284,10 @@ class SQLiteStore:
                 conn.execute("COMMIT")
                 return result
             except BaseException:
-                conn.execute("ROLLBACK")
+                # SQLite may already have rolled back (disk full, I/O error); a second
+                # ROLLBACK would replace the real error with "no transaction is active".
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
                 raise
 
         return self._retry(attempt)
@@ -296,7 +301,8 @@ class SQLiteStore:
             try:
                 return fn(conn)
             finally:
-                conn.execute("COMMIT")
+                if conn.in_transaction:
+                    conn.execute("COMMIT")
 
         return self._retry(attempt)
 
@@ -379,7 +385,8 @@ class SQLiteStore:
             f"bm25(memories_fts, {', '.join(map(str, BM25_WEIGHTS))}) AS score, "
             "(SELECT count(*) FROM edges e WHERE e.target_id = m.id AND e.status = 'active') "
             "FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid "
-            f"WHERE memories_fts MATCH ? AND {where} ORDER BY score, m.seq LIMIT ?"
+            # On equal scores keep the newest, as the ranker's tie-break does.
+            f"WHERE memories_fts MATCH ? AND {where} ORDER BY score, m.seq DESC LIMIT ?"
         )
 
         def op(conn: sqlite3.Connection) -> list[Candidate]:
@@ -577,19 +584,34 @@ class SQLiteStore:
 
     def backup(self, reason: str) -> Path:
         """An online, consistent copy of the store (SQLite's backup API) in ``backups/``."""
+        return self._backup_from(self._conn, reason)
+
+    def _backup_from(self, source: sqlite3.Connection, reason: str) -> Path:
         self.backup_dir.mkdir(parents=True, exist_ok=True)
-        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + f"{time.time_ns() % 10**9:09d}"
+        now = time.time_ns()
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now // 10**9)) + f"{now % 10**9:09d}"
         safe_reason = "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in reason)
         dest = self.backup_dir / f"{self.path.stem}-{stamp}-{safe_reason}.db"
         tmp = dest.with_suffix(".db.part")
         try:
             with contextlib.closing(sqlite3.connect(str(tmp))) as target:
-                self._retry(lambda: self._conn.backup(target))
+                self._retry(lambda: source.backup(target))
+                # A backup is a single self-contained file: no -wal/-shm beside it.
+                target.execute("PRAGMA journal_mode = DELETE")
             tmp.replace(dest)
         finally:
             tmp.unlink(missing_ok=True)
         self._prune_backups()
         return dest
+
+    def _backup_under_lock(self, reason: str) -> Path:
+        """Back up while this connection holds the write lock (inside ``_write``).
+
+        A second connection reads the last committed state (WAL lets it), so nothing another
+        process commits can fall between the backup and the change that follows it.
+        """
+        with contextlib.closing(sqlite3.connect(str(self.path), timeout=self._timeout)) as reader:
+            return self._backup_from(reader, reason)
 
     def list_backups(self) -> list[Path]:
         if not self.backup_dir.is_dir():
@@ -601,32 +623,95 @@ class SQLiteStore:
             old.unlink(missing_ok=True)
 
     def restore(self, backup: Path) -> Path:
+        """Replace the contents with ``backup``'s, in one transaction, after a safety backup.
+
+        The backup is first copied aside and migrated to the current schema, so an old backup
+        restores into a current store and the backup file itself is never modified.
+        """
         backup = Path(backup)
         if not backup.is_file():
             raise NotFound(f"no backup at {backup}")
         check_header(backup)
-        with contextlib.closing(sqlite3.connect(f"file:{backup}?mode=ro", uri=True)) as src:
-            try:
-                version = src.execute("PRAGMA user_version").fetchone()[0]
-                src.execute("SELECT count(*) FROM memories").fetchone()
-            except sqlite3.DatabaseError as exc:
-                raise StoreCorrupt(f"{backup} is not a Cortex store ({exc})") from exc
-            if version > head_version():
-                raise SchemaTooNew(f"{backup} was written by a newer Cortex (schema {version})")
-            safety = self.backup("pre-restore")
-            self._retry(lambda: src.backup(self._conn))
-        self._migrate()
-        return safety
+        with tempfile.TemporaryDirectory(dir=self.path.parent, prefix=".restore-") as tmp:
+            staged = Path(tmp) / "staged.db"
+            shutil.copyfile(backup, staged)
+            _require_cortex_store(staged, backup)
+            SQLiteStore.open(staged, timeout=self._timeout).close()
+            return self._replace_contents(staged)
+
+    def _replace_contents(self, source: Path) -> Path:
+        conn = self._conn
+        self._retry(lambda: conn.execute("ATTACH DATABASE ? AS src", (str(source),)))
+        try:
+
+            def op(conn: sqlite3.Connection) -> Path:
+                safety = self._backup_under_lock("pre-restore")
+                conn.execute("PRAGMA defer_foreign_keys = ON")
+                tables = _data_tables(conn)
+                for table in reversed(tables):
+                    conn.execute(f'DELETE FROM main."{table}"')
+                for table in tables:
+                    conn.execute(f'INSERT INTO main."{table}" SELECT * FROM src."{table}"')
+                return safety
+
+            return self._write(op)
+        finally:
+            conn.execute("DETACH DATABASE src")
 
     def clear(self) -> Path:
-        safety = self.backup("pre-reset")
+        """Delete everything, after a backup taken under the same write lock."""
 
-        def op(conn: sqlite3.Connection) -> None:
-            for table in ("edges", "memories", "events", "extraction_cursors", "meta"):
-                conn.execute(f"DELETE FROM {table}")
+        def op(conn: sqlite3.Connection) -> Path:
+            safety = self._backup_under_lock("pre-reset")
+            conn.execute("PRAGMA defer_foreign_keys = ON")
+            for table in reversed(_data_tables(conn)):
+                conn.execute(f'DELETE FROM main."{table}"')
+            return safety
 
-        self._write(op)
-        return safety
+        return self._write(op)
+
+    def snapshot(self) -> tuple[list[Memory], list[Edge], list[Event]]:
+        """Memories, edges and events as of one moment (for export)."""
+        return self._read(
+            lambda conn: (
+                list(self.iter_memories()),
+                list(self.iter_edges()),
+                list(self.iter_events()),
+            )
+        )
+
+
+# Parents before children, so foreign keys hold while copying.
+_TABLE_ORDER = ("memories", "edges")
+
+
+def _data_tables(conn: sqlite3.Connection) -> list[str]:
+    """Every table that holds data, in dependency order (FTS index tables excluded: the
+    triggers rebuild the index from ``memories``)."""
+    rows = conn.execute(
+        "SELECT name, sql FROM main.sqlite_master WHERE type = 'table' "
+        "AND name NOT LIKE 'sqlite_%' ORDER BY name"
+    ).fetchall()
+    virtual = [name for name, sql in rows if sql.upper().startswith("CREATE VIRTUAL TABLE")]
+    plain = [
+        name
+        for name, _ in rows
+        if name not in virtual and not any(name.startswith(v + "_") for v in virtual)
+    ]
+    return sorted(plain, key=lambda t: (_TABLE_ORDER.index(t) if t in _TABLE_ORDER else 99, t))
+
+
+def _require_cortex_store(path: Path, shown_as: Path) -> None:
+    try:
+        with contextlib.closing(sqlite3.connect(str(path))) as conn:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            conn.execute("SELECT count(*) FROM memories").fetchone()
+    except sqlite3.DatabaseError as exc:
+        raise StoreCorrupt(f"{shown_as} is not a Cortex store ({exc})") from exc
+    if version < 1:
+        raise StoreCorrupt(f"{shown_as} is not a Cortex store (no schema version)")
+    if version > head_version():
+        raise SchemaTooNew(f"{shown_as} was written by a newer Cortex (schema {version})")
 
 
 # --------------------------------------------------------------------- row helpers
