@@ -7,11 +7,9 @@ Needs hyperfine (apt-get install hyperfine). Builds a 10k-memory project store f
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shlex
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -20,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from cortexmem.services.context import Context
 
 from corpus import Corpus
+from procs import hyperfine, installed_conditions, table
 
 
 def main() -> None:
@@ -27,8 +26,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--size", type=int, default=10_000)
     args = parser.parse_args()
-    if shutil.which("hyperfine") is None:
-        sys.exit("hyperfine is not installed (apt-get install hyperfine)")
+    installed_conditions()
 
     work = Path(tempfile.mkdtemp(prefix="cortex-bench-"))
     os.environ["CORTEX_HOME"] = str(work / "home")
@@ -46,19 +44,8 @@ def main() -> None:
         "cortex recall --json": f"{cortex} -C {project} recall --json cache retry for sqlite",
         "cortex recall": f"{cortex} -C {project} recall cache retry for sqlite",
     }
-    out = work / "hyperfine.json"
-    subprocess.run(
-        ["hyperfine", "-N", "--warmup", "3", "--runs", str(args.runs), "--export-json", str(out),
-         *[arg for name, cmd in commands.items() for arg in ("-n", name, cmd)]],
-        check=True, stdout=subprocess.DEVNULL,
-    )  # fmt: skip
-    results = {r["command"]: r for r in json.loads(out.read_text())["results"]}
-    base = results["python -c pass"]["median"]
-    print(f"{'command':<24}{'median ms':>10}{'ratio':>8}", end="   ")
-    print(f"({args.size} memories, {args.runs} runs)")
-    for name in commands:
-        median = results[name]["median"]
-        print(f"{name:<24}{median * 1000:>10.1f}{median / base:>8.2f}")
+    results = hyperfine(commands, args.runs)
+    table(results, "python -c pass", f"{args.size} memories, {args.runs} runs")
     shutil.rmtree(work, ignore_errors=True)
 
 

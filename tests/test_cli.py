@@ -31,7 +31,7 @@ def remember(run, text: str, *flags: str) -> str:
 def test_help_explains_every_command(run):
     out = run("--help").stdout
     for command in ("init", "remember", "recall", "get", "forget", "status", "reset", "export",
-                    "import", "restore", "demo"):  # fmt: skip
+                    "import", "restore", "demo", "ingest", "import-history"):  # fmt: skip
         assert command in out
     assert "--branch" in run("recall", "--help").stdout
 
@@ -174,7 +174,8 @@ def test_a_corrupt_store_is_a_one_line_error(run, repo: Path):
 
 def test_demo_runs_offline_on_a_throwaway_store(run, cortex_home: Path):
     out = run("demo").stdout
-    assert "1. remember" in out and "4. status" in out and "[decision]" in out
+    assert "1. capture" in out and "5. status" in out and "[decision]" in out
+    assert "memories" in out and "Redis" in out
     assert not cortex_home.exists()  # the user's own global store was never touched
 
 

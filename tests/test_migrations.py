@@ -24,6 +24,10 @@ SEED_ROWS = {
         " VALUES ('ev-old-1', 'command', 'make test', 1, 0.5, "
         "'2025-01-01T00:00:00.000000Z', 'eh1')",
     ],
+    3: [
+        "INSERT INTO observations (session_id, tool, ok, at, tool_use_id) VALUES "
+        "('s-old', 'Bash', 1, '2025-01-01T00:00:00.000000Z', 'toolu_old')",
+    ],
 }
 
 
@@ -80,6 +84,8 @@ def test_migrate_from_every_earlier_version(tmp_path: Path, start: int):
             assert backups == []  # nothing to lose (fresh) or nothing to do (current)
         if start >= 2:
             assert [e.id for e in store.iter_events()] == ["ev-old-1"]
+        if start >= 3:
+            assert [o.tool_use_id for o in store.iter_observations()] == ["toolu_old"]
     assert schema(old) == schema(fresh)
 
 

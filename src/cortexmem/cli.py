@@ -93,15 +93,96 @@ def cli(ctx: click.Context, cwd: Path | None) -> None:
 
 
 @cli.command()
+@click.option(
+    "--setup",
+    "do_setup",
+    is_flag=True,
+    help="Also merge Cortex's Claude Code hooks into .claude/settings.json (backup first; "
+    "nothing else in it changes) and write .claude/rules/cortex-memory-instructions.md.",
+)
+@click.option(
+    "--user",
+    is_flag=True,
+    help="With --setup/--uninstall: use ~/.claude/ (every project) instead of this "
+    "project's .claude/. Creates no project store.",
+)
+@click.option(
+    "--uninstall",
+    is_flag=True,
+    help="Remove exactly what --setup added: Cortex's hooks (backup first) and its rules "
+    "file. The memory store is kept.",
+)
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="With --setup/--uninstall: show the settings diff and what would change; write nothing.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_context
-def init(click_ctx: click.Context) -> None:
-    """Create the project store (.cortex/ at the repository root, kept out of git)."""
+def init(
+    click_ctx: click.Context,
+    do_setup: bool,
+    user: bool,
+    uninstall: bool,
+    dry_run: bool,
+    as_json: bool,
+) -> None:
+    """Create the project store (.cortex/ at the repository root, kept out of git).
+
+    Plain `cortex init` also prints the hooks block for a Claude Code settings file. Each hook
+    runs `cortex-hook <Event>` from this environment, which captures the session and always
+    exits 0. Running --setup again changes nothing; it updates the hooks in place when the
+    environment moved.
+
+    \b
+    cortex init --setup              this project: .claude/settings.json + .claude/rules/
+    cortex init --setup --user       every project: ~/.claude/settings.json + ~/.claude/rules/
+    cortex init --setup --dry-run    show the diff, write nothing
+    cortex init --uninstall [--user] remove Cortex's hooks and rules file
+    """
+    from cortexmem.services import setup as hooks_setup
+
+    if do_setup and uninstall:
+        raise click.UsageError("--setup and --uninstall cannot be combined")
+    if (user or dry_run) and not (do_setup or uninstall):
+        raise click.UsageError("--user and --dry-run go with --setup or --uninstall")
     ctx = _context(click_ctx)
-    existed = ctx.exists("project")
-    store = ctx.writable("project")
-    verb = "Already initialised" if existed else "Initialised"
-    click.echo(f"{verb}: {store.location} (schema v{store.schema_version()})")
-    click.echo(f"Global store: {ctx.paths.global_db}")
+    report = None
+    if do_setup or uninstall:  # read and check the settings file before creating anything
+        project = hooks_setup.Target.for_scope("project", hooks_setup.project_dir(ctx.paths))
+        user_target = hooks_setup.Target.for_scope("user")
+        target = user_target if user else project
+        if uninstall:
+            report = hooks_setup.plan_uninstall(target, dry_run=dry_run)
+        else:
+            other = (project if user else user_target).settings_path
+            report = hooks_setup.plan_setup(target, dry_run=dry_run, other=other)
+    out: dict[str, Any] = {}
+    if not (user or uninstall or dry_run):
+        existed = ctx.exists("project")
+        store = ctx.writable("project")
+        version = store.schema_version()
+        out["store"] = {"path": str(store.location), "created": not existed, "schema": version}
+        out["global_store"] = str(ctx.paths.global_db)
+        if not as_json:
+            verb = "Already initialised" if existed else "Initialised"
+            click.echo(f"{verb}: {store.location} (schema v{version})")
+            click.echo(f"Global store: {ctx.paths.global_db}")
+    if report is None:
+        block = hooks_setup.cortex_hooks(hooks_setup.hook_command())
+        if as_json:
+            _print_json({**out, "hooks": block})
+        else:
+            click.echo(f"\n{hooks_setup.PASTE_HINT}")
+            click.echo(json.dumps(block, indent=2))
+        return
+    if not dry_run:
+        hooks_setup.apply(report)
+    if as_json:
+        _print_json({**out, **report.to_dict()})
+        return
+    for line, warning in hooks_setup.describe(report):
+        click.echo(line, err=warning)
 
 
 # --------------------------------------------------------------------------------- remember
@@ -527,6 +608,86 @@ def import_(click_ctx: click.Context, source: Any, is_global: bool, as_json: boo
     )
     for note in result.skipped:
         click.echo(f"  skipped {note}", err=True)
+
+
+# ----------------------------------------------------------------------------- ingest
+
+
+def _run_ingest(paths: list[Path], into: Path | None, as_json: bool) -> None:
+    from cortexmem.services.ingest import Skipped, find_sessions, ingest
+
+    total = len(find_sessions(paths))
+    if as_json or not sys.stderr.isatty() or total == 0:
+        result = ingest(paths, into=into)
+    else:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+        with Progress(
+            "[progress.description]{task.description}",
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        ) as bar:
+            task = bar.add_task("Reading transcripts", total=total)
+
+            def advance(path: Path, outcome: object) -> None:
+                mark = "skipped" if isinstance(outcome, Skipped) else "read"
+                bar.update(task, advance=1, description=f"{mark} {path.name[:40]}")
+
+            result = ingest(paths, into=into, on_progress=advance)
+    if as_json:
+        _print_json(result.to_dict())
+        return
+    if not result.projects and not result.skipped:
+        click.echo("No transcripts found.")
+    for project, totals in sorted(result.projects.items()):
+        click.echo(
+            f"{project}: {totals['sessions']} sessions, {totals['lines']} new lines, "
+            f"{totals['events_added']} events, {totals['memories_added']} memories"
+        )
+    for skipped in result.skipped:
+        click.echo(f"  skipped {skipped.path}: {skipped.reason}", err=True)
+
+
+_INTO = click.option(
+    "--into",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    default=None,
+    help="Store everything in this folder's project instead of each transcript's own.",
+)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@_INTO
+@click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
+def ingest(paths: tuple[Path, ...], into: Path | None, as_json: bool) -> None:
+    """Capture existing Claude Code transcripts (files or folders of .jsonl).
+
+    Each session goes to the project it was recorded in (its `cwd`); subagent transcripts are
+    read with their session. Safe to repeat: only lines not read before are extracted.
+    """
+    _run_ingest(list(paths), into, as_json)
+
+
+@cli.command(name="import-history")
+@click.argument("folder", required=False, type=click.Path(file_okay=False, path_type=Path))
+@_INTO
+@click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
+def import_history(folder: Path | None, into: Path | None, as_json: bool) -> None:
+    """Backfill every session Claude Code kept (default ~/.claude/projects).
+
+    Sessions whose project folder no longer exists are listed and skipped (use --into).
+    """
+    from cortexmem.services.ingest import DEFAULT_HISTORY
+
+    folder = (folder or DEFAULT_HISTORY).expanduser()
+    if not folder.is_dir():
+        raise CortexError(f"no Claude Code history at {folder}")
+    _run_ingest([folder], into, as_json)
 
 
 # ------------------------------------------------------------------------------------- demo

@@ -8,11 +8,10 @@ well under a millisecond.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
 from pathlib import Path
 
 
-@dataclass(frozen=True)
 class GitRepo:
     """Where a working tree lives and which repository it belongs to.
 
@@ -22,9 +21,25 @@ class GitRepo:
     worktree shares.
     """
 
-    worktree: Path
-    git_dir: Path
-    common_dir: Path
+    # A plain class, not a dataclass: hooks import this, and dataclasses costs ~15 ms to import.
+    __slots__ = ("worktree", "git_dir", "common_dir")
+
+    def __init__(self, worktree: Path, git_dir: Path, common_dir: Path) -> None:
+        self.worktree = worktree
+        self.git_dir = git_dir
+        self.common_dir = common_dir
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, GitRepo) and (
+            (self.worktree, self.git_dir, self.common_dir)
+            == (other.worktree, other.git_dir, other.common_dir)
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.worktree, self.git_dir, self.common_dir))
+
+    def __repr__(self) -> str:
+        return f"GitRepo({self.worktree!r}, {self.git_dir!r}, {self.common_dir!r})"
 
     @property
     def has_main_worktree(self) -> bool:
@@ -100,3 +115,35 @@ def _common_dir(git_dir: Path) -> Path:
     if not common.is_absolute():
         common = git_dir / common
     return common.resolve()
+
+
+def changed_files(worktree: Path, timeout: float = 1.0, limit: int = 200) -> list[str] | None:
+    """Paths with uncommitted changes (staged, unstaged, untracked), or None when git is missing,
+    slow or fails. A hard ``timeout``: a hook must not wait on a huge repository."""
+    import subprocess  # lazily: only Stop-time capture asks for this
+
+    try:
+        proc = subprocess.run(
+            ["git", "-C", str(worktree), "status", "--porcelain=v1", "-z"],
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if proc.returncode != 0:
+        return None
+    files: list[str] = []
+    parts = proc.stdout.decode("utf-8", "replace").split("\0")
+    i = 0
+    while i < len(parts) and len(files) < limit:
+        entry = parts[i]
+        i += 1
+        if len(entry) < 4:
+            continue
+        status, path = entry[:2], entry[3:]
+        if "R" in status or "C" in status:
+            i += 1  # a rename/copy is followed by its source path
+        files.append(path)
+    return files

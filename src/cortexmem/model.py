@@ -465,3 +465,49 @@ class ExtractionCursor:
     def __post_init__(self) -> None:
         if self.offset < 0 or self.line < 0:
             raise ValueError("cursor position cannot be negative")
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One tool call as the learning loop sees it: cheap, and free of the call's arguments.
+
+    ``detail`` is at most the program a shell command ran (``pytest``, ``git``), never its
+    arguments, so an observation can hold no secret. ``prev_tool``/``prev2_tool`` are the two
+    tools called before it in the same session (the learning loop's 3-tool chains).
+    """
+
+    session_id: str
+    tool: str
+    ok: bool
+    at: str
+    detail: str | None = None
+    duration_ms: int | None = None
+    prev_tool: str | None = None
+    prev2_tool: str | None = None
+    tool_use_id: str | None = None
+    branch: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.session_id, str) or not self.session_id:
+            raise ValueError("an observation needs a session")
+        if not isinstance(self.tool, str) or not self.tool:
+            raise ValueError("an observation needs a tool")
+        if self.duration_ms is not None and (
+            not isinstance(self.duration_ms, int) or self.duration_ms < 0
+        ):
+            raise ValueError("duration_ms must be a non-negative integer")
+        _timestamp("at", self.at)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "tool": self.tool,
+            "ok": self.ok,
+            "at": self.at,
+            "detail": self.detail,
+            "duration_ms": self.duration_ms,
+            "prev_tool": self.prev_tool,
+            "prev2_tool": self.prev2_tool,
+            "tool_use_id": self.tool_use_id,
+            "branch": self.branch,
+        }

@@ -9,9 +9,7 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from cortexmem.gitinfo import GitRepo, find_repo
@@ -30,7 +28,6 @@ def cortex_home() -> Path:
     return Path(env).expanduser() if env else Path.home() / DIR_NAME
 
 
-@dataclass(frozen=True)
 class ProjectPaths:
     """Every path Cortex uses for one project, plus the global store.
 
@@ -41,11 +38,29 @@ class ProjectPaths:
     dir, ``<common dir>/cortex``, so every worktree still shares one memory.
     """
 
-    root: Path
-    repo: GitRepo | None
-    home: Path
-    data_dir: Path
-    worktree: Path
+    # A plain class, not a dataclass: every hook process imports this module.
+    __slots__ = ("root", "repo", "home", "data_dir", "worktree")
+
+    def __init__(
+        self, root: Path, repo: GitRepo | None, home: Path, data_dir: Path, worktree: Path
+    ) -> None:
+        self.root = root
+        self.repo = repo
+        self.home = home
+        self.data_dir = data_dir
+        self.worktree = worktree
+
+    def _key(self) -> tuple[object, ...]:
+        return (self.root, self.repo, self.home, self.data_dir, self.worktree)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ProjectPaths) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return "ProjectPaths({})".format(", ".join(map(repr, self._key())))
 
     @property
     def db(self) -> Path:
@@ -62,6 +77,8 @@ class ProjectPaths:
     @property
     def project_hash(self) -> str:
         """A stable short name for the project: its root path, hashed."""
+        import hashlib  # lazily: most hooks never need it
+
         return hashlib.sha256(str(self.root).encode("utf-8")).hexdigest()[:12]
 
     @property

@@ -112,6 +112,16 @@ def status_report(report: dict[str, Any]) -> None:
             console.print(
                 "  by type: " + ", ".join(f"{k} {v}" for k, v in store["by_type"].items())
             )
+        if store.get("transcripts") or store.get("observations"):
+            console.print(
+                f"  captured: {store['transcripts']} transcripts, "
+                f"{store['observations']} tool observations, last {store['last_capture'] or '-'}"
+                + (
+                    f", {report['queued_transcripts']} queued"
+                    if scope == "project" and report.get("queued_transcripts")
+                    else ""
+                )
+            )
         others = {k: v for k, v in store["by_status"].items() if k != "active"}
         if others:
             console.print("  by status: " + ", ".join(f"{k} {v}" for k, v in others.items()))

@@ -6,26 +6,40 @@ rather than leaving a ``.cortex/`` behind. Write paths create it (with its .giti
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from cortexmem.errors import CortexError
 from cortexmem.paths import ProjectPaths, ensure_data_dir, resolve
-from cortexmem.store.sqlite import SQLiteStore
+from cortexmem.store.sqlite import DEFAULT_TIMEOUT, SQLiteStore
 
 Scope = Literal["project", "global"]
 SCOPES: tuple[Scope, ...] = ("project", "global")
 
 
+def default_timeout() -> float:
+    """How long to wait for a busy store: 30 s, or ``$CORTEX_DB_TIMEOUT`` seconds."""
+    try:
+        return max(0.0, float(os.environ["CORTEX_DB_TIMEOUT"]))
+    except (KeyError, ValueError):
+        return DEFAULT_TIMEOUT
+
+
 @dataclass
 class Context:
     paths: ProjectPaths
+    timeout: float = field(default_factory=default_timeout)
     _open: dict[str, SQLiteStore] = field(default_factory=dict)
 
     @classmethod
-    def for_cwd(cls, cwd: Path | None = None) -> Context:
-        return cls(resolve(cwd))
+    def for_cwd(cls, cwd: Path | None = None, *, timeout: float | None = None) -> Context:
+        """``timeout`` caps how long a busy store is waited for (a hook passes its budget)."""
+        ctx = cls(resolve(cwd))
+        if timeout is not None:
+            ctx.timeout = min(ctx.timeout, timeout)
+        return ctx
 
     def db_path(self, scope: Scope) -> Path:
         return self.paths.db if scope == "project" else self.paths.global_db
@@ -44,7 +58,7 @@ class Context:
             ensure_data_dir(path.parent) if scope == "project" else path.parent.mkdir(
                 parents=True, exist_ok=True
             )
-        store = SQLiteStore.open(path)
+        store = SQLiteStore.open(path, timeout=self.timeout)
         self._open[scope] = store
         return store
 

@@ -1,5 +1,7 @@
-"""`cortex demo`: a scripted tour on a throw-away project and global store.
+"""`cortex demo`: capture and recall on a throw-away project and global store.
 
+It ingests the sample Claude Code sessions in ``examples/sessions`` (the same path a real
+session takes through the Stop hook), shows what was extracted, and answers a few questions.
 It runs the same services the CLI runs, against real SQLite files in a temporary folder, and
 never touches the user's own stores (CORTEX_HOME is pointed into the temporary folder too).
 """
@@ -13,50 +15,28 @@ import time
 from pathlib import Path
 
 from cortexmem.core.text import shorten
+from cortexmem.errors import CortexError
 from cortexmem.services.context import Context
-from cortexmem.services.memories import remember
+from cortexmem.services.ingest import ingest
 from cortexmem.services.recall import recall
 from cortexmem.services.status import status
 
-SAMPLE_MEMORIES: tuple[tuple[str, str, int, tuple[str, ...]], ...] = (
-    (
-        "decision",
-        "Use SQLite in WAL mode for the local store; PostgreSQL only for shared team memory. "
-        "Rejected: a JSON file per session (no concurrent writers, no full-text search).",
-        9,
-        ("storage",),
-    ),
-    (
-        "gotcha",
-        "The stdlib sqlite3 on this Python cannot load extensions, so sqlite-vec is out; "
-        "keep vectors as float32 blobs and search them with numpy.",
-        8,
-        ("sqlite", "vectors"),
-    ),
-    (
-        "pattern",
-        "Hooks import nothing heavy at module level and always exit 0; errors go to "
-        ".cortex/cortex.log instead of the session.",
-        7,
-        ("hooks",),
-    ),
-    (
-        "architecture",
-        "Functional core, imperative shell: ranking, decay and briefing are pure functions in "
-        "cortexmem/core; storage and I/O live in cortexmem/store and services.",
-        7,
-        (),
-    ),
-    (
-        "progress",
-        "Recall ranks FTS5 BM25 relevance blended with priority, centrality and access; next: "
-        "vector search and reciprocal rank fusion.",
-        5,
-        ("recall",),
-    ),
+QUERIES = (
+    "why not a Redis lock for idempotency?",
+    "webhook signature raw body",
+    "how should I run the tests in this repo?",
 )
 
-QUERIES = ("why not a JSON file for storage?", "src/cortexmem/core hooks.log")
+
+def example_sessions() -> Path:
+    """The sample sessions: shipped inside the wheel, or the clone's ``examples/sessions``."""
+    packaged = Path(__file__).resolve().parents[1] / "_examples" / "sessions"
+    if packaged.is_dir():
+        return packaged
+    clone = Path(__file__).resolve().parents[3] / "examples" / "sessions"
+    if clone.is_dir():
+        return clone
+    raise CortexError("the sample sessions are missing from this installation")
 
 
 def run_demo(keep: bool = False) -> None:
@@ -65,31 +45,34 @@ def run_demo(keep: bool = False) -> None:
     from cortexmem.render import console, recall_table, status_report
 
     started = time.perf_counter()
+    sessions = example_sessions()
     tmp = Path(tempfile.mkdtemp(prefix="cortex-demo-"))
     previous_home = os.environ.get("CORTEX_HOME")
     os.environ["CORTEX_HOME"] = str(tmp / "home")
-    project = tmp / "project"
+    project = tmp / "payments-api"
     project.mkdir()
     try:
-        with Context.for_cwd(project) as ctx:
-            console.print(Rule("1. remember"))
-            for memory_type, text, priority, tags in SAMPLE_MEMORIES:
-                memory, _ = remember(
-                    ctx, text, memory_type=memory_type, priority=priority, tags=tags
-                )
-                line = shorten(memory.summary or text, max(30, console.width - 40))
-                console.print(f"  [cyan]{memory.id}[/]  {memory_type:<13} {line}")
-            memory, _ = remember(
-                ctx,
-                "Prefer small modules with names that say what they hold.",
-                memory_type="pattern",
-                scope="global",
+        console.print(Rule("1. capture: three Claude Code sessions from examples/"))
+        result = ingest([sessions], into=project)
+        for totals in result.projects.values():
+            console.print(
+                f"  {totals['sessions']} sessions, {totals['lines']} transcript lines → "
+                f"{totals['events_added']} events → {totals['memories_added']} memories"
             )
-            console.print(f"  [cyan]{memory.id}[/]  {'pattern':<13} {memory.content} (global)")
+        with Context.for_cwd(project) as ctx:
+            store = ctx.require("project")
+            by_type: dict[str, list[str]] = {}
+            for memory in store.iter_memories():
+                by_type.setdefault(memory.memory_type, []).append(memory.summary or memory.content)
+            for memory_type in ("decision", "gotcha", "context", "progress"):
+                items = by_type.get(memory_type, [])
+                for text in items[:3]:
+                    line = shorten(text, max(30, console.width - 20))
+                    console.print(f"  [cyan]{memory_type:<9}[/] {line}")
             for number, query in enumerate(QUERIES, start=2):
                 console.print(Rule(f"{number}. recall"))
                 recall_table(recall(ctx, query, limit=3), query)
-            console.print(Rule("4. status"))
+            console.print(Rule(f"{len(QUERIES) + 2}. status"))
             status_report(status(ctx))
         elapsed = time.perf_counter() - started
         console.print()

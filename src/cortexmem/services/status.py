@@ -37,8 +37,13 @@ def status(ctx: Context) -> dict[str, Any]:
                 "by_status": counts.by_status,
                 "edges": counts.edges,
                 "events": counts.events,
+                "observations": counts.observations,
+                "transcripts": counts.transcripts,
+                "last_capture": counts.last_capture,
                 "size_bytes": store.size_bytes(),
                 "backups": len(store.list_backups()),
             }
         report["stores"][scope] = entry
+    queue = paths.data_dir / "queue"
+    report["queued_transcripts"] = len(list(queue.glob("*.json"))) if queue.is_dir() else 0
     return report

@@ -6,14 +6,14 @@ without touching ranking, capture or the CLI.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
 from cortexmem.core.filters import MemoryFilter
 from cortexmem.core.ranking import Candidate
-from cortexmem.model import Edge, Event, ExtractionCursor, Memory
+from cortexmem.model import Edge, Event, ExtractionCursor, Memory, Observation
 
 
 @dataclass(frozen=True)
@@ -22,10 +22,23 @@ class StoreCounts:
     by_status: dict[str, int]
     edges: int
     events: int
+    observations: int = 0
+    transcripts: int = 0
+    last_capture: str | None = None
 
     @property
     def memories(self) -> int:
         return sum(self.by_status.values())
+
+
+@dataclass
+class CaptureResult:
+    """What one committed capture batch added (duplicates already seen are not counted)."""
+
+    events_added: int = 0
+    memories_added: int = 0
+    observations_added: int = 0
+    memory_ids: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -80,6 +93,20 @@ class Store(Protocol):
     def get_cursor(self, transcript_path: str) -> ExtractionCursor | None: ...
 
     def set_cursor(self, cursor: ExtractionCursor) -> None: ...
+
+    def record_capture(
+        self,
+        events: Sequence[Event],
+        memories_for: Callable[[list[Event]], list[Memory]],
+        cursor: ExtractionCursor | None,
+        observations: Sequence[Observation] = (),
+    ) -> CaptureResult:
+        """Events, the memories made from the events not seen before, observations and the
+        cursor that says how far the source was read, all in one transaction: a crash leaves
+        either all of a batch or none of it, so a re-read neither loses nor duplicates."""
+        ...
+
+    def iter_observations(self, session_id: str | None = None) -> Iterator[Observation]: ...
 
     def counts(self) -> StoreCounts: ...
 

@@ -35,11 +35,12 @@ from cortexmem.model import (
     Event,
     ExtractionCursor,
     Memory,
+    Observation,
     Provenance,
     SourceContext,
     utc_now,
 )
-from cortexmem.store.base import ImportResult, StoreCounts
+from cortexmem.store.base import CaptureResult, ImportResult, StoreCounts
 from cortexmem.store.migrations import all_migrations, head_version
 
 T = TypeVar("T")
@@ -500,23 +501,55 @@ class SQLiteStore:
         )
 
     def set_cursor(self, cursor: ExtractionCursor) -> None:
-        self._write(
-            lambda conn: conn.execute(
-                "INSERT INTO extraction_cursors (transcript_path, byte_offset, line, head_hash, "
-                "session_id, updated_at) VALUES (?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (transcript_path) DO UPDATE SET byte_offset = excluded.byte_offset, "
-                "line = excluded.line, head_hash = excluded.head_hash, "
-                "session_id = excluded.session_id, updated_at = excluded.updated_at",
-                (
-                    cursor.transcript_path,
-                    cursor.offset,
-                    cursor.line,
-                    cursor.head_hash,
-                    cursor.session_id,
-                    cursor.updated_at,
-                ),
-            )
-        )
+        self._write(lambda conn: _upsert_cursor(conn, cursor))
+
+    # ----------------------------------------------------------------- capture
+
+    def record_capture(
+        self,
+        events: Sequence[Event],
+        memories_for: Callable[[list[Event]], list[Memory]],
+        cursor: ExtractionCursor | None,
+        observations: Sequence[Observation] = (),
+    ) -> CaptureResult:
+        events = [redact_event(e) for e in events]
+        obs_rows = [_observation_row(o) for o in observations]
+
+        def op(conn: sqlite3.Connection) -> CaptureResult:
+            result = CaptureResult()
+            fresh = [e for e in events if conn.execute(_INSERT_EVENT, _event_row(e)).rowcount]
+            result.events_added = len(fresh)
+            for memory in memories_for(fresh) if fresh else []:
+                memory = redact_memory(memory)
+                seen = conn.execute(
+                    "SELECT 1 FROM memories WHERE content_hash = ? AND status = 'active' LIMIT 1",
+                    (memory.content_hash,),
+                ).fetchone()
+                if seen is None:
+                    conn.execute(_INSERT_MEMORY, memory_to_row(memory))
+                    result.memories_added += 1
+                    result.memory_ids.append(memory.id)
+            for row in obs_rows:
+                result.observations_added += conn.execute(_INSERT_OBSERVATION, row).rowcount
+            if cursor is not None:
+                _upsert_cursor(conn, cursor)
+            return result
+
+        return self._write(op)
+
+    def iter_observations(self, session_id: str | None = None) -> Iterator[Observation]:
+        sql = f"SELECT {_OBSERVATION_COLUMNS} FROM observations"
+        params: tuple[Any, ...] = ()
+        if session_id is not None:
+            sql += " WHERE session_id = ?"
+            params = (session_id,)
+        rows = self._retry(lambda: self._conn.execute(sql + " ORDER BY seq", params).fetchall())
+        for row in rows:
+            yield Observation(
+                session_id=row[0], tool=row[1], detail=row[2], ok=bool(row[3]),
+                duration_ms=row[4], prev_tool=row[5], prev2_tool=row[6], tool_use_id=row[7],
+                at=row[8], branch=row[9],
+            )  # fmt: skip
 
     # ----------------------------------------------------------------- statistics
 
@@ -535,7 +568,12 @@ class SQLiteStore:
             )
             edges = conn.execute("SELECT count(*) FROM edges").fetchone()[0]
             events = conn.execute("SELECT count(*) FROM events").fetchone()[0]
-            return StoreCounts(by_type, by_status, edges, events)
+            observations = conn.execute("SELECT count(*) FROM observations").fetchone()[0]
+            transcripts, last = conn.execute(
+                "SELECT count(*), max(updated_at) FROM extraction_cursors "
+                "WHERE transcript_path NOT LIKE 'spool:%'"
+            ).fetchone()
+            return StoreCounts(by_type, by_status, edges, events, observations, transcripts, last)
 
         return self._read(op)
 
@@ -721,6 +759,39 @@ _INSERT_EVENT = (
     "transcript_path, line, branch, commit_sha, created_at, content_hash) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
+
+
+def _upsert_cursor(conn: sqlite3.Connection, cursor: ExtractionCursor) -> None:
+    conn.execute(
+        "INSERT INTO extraction_cursors (transcript_path, byte_offset, line, head_hash, "
+        "session_id, updated_at) VALUES (?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (transcript_path) DO UPDATE SET byte_offset = excluded.byte_offset, "
+        "line = excluded.line, head_hash = excluded.head_hash, "
+        "session_id = excluded.session_id, updated_at = excluded.updated_at",
+        (
+            cursor.transcript_path,
+            cursor.offset,
+            cursor.line,
+            cursor.head_hash,
+            cursor.session_id,
+            cursor.updated_at,
+        ),
+    )
+
+
+_OBSERVATION_COLUMNS = (
+    "session_id, tool, detail, ok, duration_ms, prev_tool, prev2_tool, tool_use_id, at, branch"
+)
+_INSERT_OBSERVATION = (
+    f"INSERT OR IGNORE INTO observations ({_OBSERVATION_COLUMNS}) VALUES ({', '.join('?' * 10)})"
+)
+
+
+def _observation_row(o: Observation) -> tuple[Any, ...]:
+    return (
+        o.session_id, o.tool, o.detail, int(o.ok), o.duration_ms, o.prev_tool, o.prev2_tool,
+        o.tool_use_id, o.at, o.branch,
+    )  # fmt: skip
 
 
 def _event_row(e: Event) -> tuple[Any, ...]:

@@ -1,0 +1,108 @@
+"""Every hook as Claude Code runs it (a whole process, payload on stdin) against `python -c pass`,
+and extraction time for the largest real transcript and for a 5,000-line one.
+
+Run:  .venv/bin/python bench/hooks.py [--runs 30] [--data ../shared/data]
+Needs hyperfine. The project has 10,000 memories; the Stop-family hooks are timed in the steady
+state (the transcript already captured, so each run reads only what is new: nothing), which
+is what every Stop after the first one costs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from cortexmem.services.capture import capture_transcript
+from cortexmem.services.context import Context
+from cortexmem.store.sqlite import SQLiteStore
+
+from corpus import Corpus
+from procs import hyperfine, installed_conditions, table
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    args = parser.parse_args()
+    installed_conditions()
+
+    transcripts = sorted(
+        (args.data / "transcripts").rglob("*.jsonl"), key=lambda p: p.stat().st_size
+    )
+    largest = transcripts[-1]
+    work = Path(tempfile.mkdtemp(prefix="cortex-bench-hooks-"))
+    os.environ["CORTEX_HOME"] = str(work / "home")
+    project = work / "project"
+    project.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main", str(project)], check=True)
+    with Context.for_cwd(project) as ctx:
+        store = ctx.writable("project")
+        store.add_memories(Corpus(seed=1).memories(10_000))
+        capture_transcript(store, largest, session_id="bench")
+
+    base = {"session_id": "bench", "cwd": str(project), "transcript_path": str(largest)}
+    tool = {**base, "tool_name": "Bash", "tool_use_id": "toolu_bench",
+            "tool_input": {"command": "uv run pytest -q"}}  # fmt: skip
+    payloads = {
+        "PreToolUse": tool,
+        "PostToolUse": {**tool, "tool_response": {"stdout": "12 passed", "stderr": ""}},
+        "PostToolUseFailure": {**tool, "error": "Exit code 1"},
+        "SessionStart": {**base, "source": "startup"},
+        "UserPromptSubmit": {**base, "prompt": "why do webhook retries double-charge?"},
+        "Stop": {**base, "stop_hook_active": False},
+        "SubagentStop": {**base, "agent_id": "a1"},
+        "PreCompact": {**base, "trigger": "auto", "custom_instructions": ""},
+        "PostCompact": {**base, "trigger": "auto", "compact_summary": "Retries moved to a job."},
+        "SessionEnd": {**base, "reason": "other"},
+    }
+    hook = shlex.quote(str(Path(sys.executable).parent / "cortex-hook"))
+    commands = {"python -c pass": f"{shlex.quote(sys.executable)} -c pass < /dev/null"}
+    for event, payload in payloads.items():
+        file = work / f"{event}.json"
+        file.write_text(json.dumps({**payload, "hook_event_name": event}))
+        commands[f"cortex-hook {event}"] = f"cd {project} && {hook} {event} < {file}"
+    results = hyperfine(commands, args.runs, shell=True)
+    table(results, "python -c pass", f"10,000 memories, {args.runs} runs, medians")
+
+    print()
+    for path, label in ((largest, "largest real"), (five_thousand(args.data, work), "5,000-line")):
+        lines = sum(1 for _ in path.open("rb"))
+        timings = []
+        for i in range(7):
+            with SQLiteStore.open(work / f"x{label[:3]}{i}.db") as fresh:
+                t0 = time.perf_counter()
+                report = capture_transcript(fresh, path, session_id="bench")
+                timings.append(time.perf_counter() - t0)
+        print(
+            f"extract {label} transcript ({path.name}, {path.stat().st_size / 1e6:.1f} MB, "
+            f"{lines} lines): median {statistics.median(timings) * 1000:.0f} ms over 7 runs, "
+            f"{report.events_added} events, {report.memories_added} memories"
+        )
+
+
+def five_thousand(data: Path, work: Path) -> Path:
+    """5,000 real lines: the real sessions concatenated (one session id, so one cursor)."""
+    out = work / "five-thousand.jsonl"
+    lines: list[bytes] = []
+    for path in sorted((data / "transcripts").rglob("*.jsonl")):
+        lines += [x for x in path.read_bytes().splitlines() if x.strip()]
+    while len(lines) < 5_000:
+        lines += lines
+    out.write_bytes(b"\n".join(lines[:5_000]) + b"\n")
+    return out
+
+
+if __name__ == "__main__":
+    main()

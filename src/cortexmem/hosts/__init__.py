@@ -1,0 +1,1 @@
+"""Adapters for the assistants Cortex serves; the core knows none of them."""

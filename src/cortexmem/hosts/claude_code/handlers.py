@@ -1,0 +1,113 @@
+"""What each Claude Code hook event does (the tool events never get here: see ``observe``).
+
+Budgets: Stop, SubagentStop and PreCompact may take a few seconds (their timeout is 30 s), but
+a long backlog is read in committed batches and left for the next hook past ``STOP_BUDGET``.
+SessionEnd shares 1.5 s with every other SessionEnd hook, so it reads for at most
+``SESSION_END_BUDGET`` and queues the rest; the next Stop in the project finishes it.
+SessionStart and UserPromptSubmit return context (briefing and recall arrive with their own
+features) and must stay fast.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from cortexmem.hosts.claude_code.hooklog import log_line, project_dir
+
+STOP_BUDGET = 8.0
+SESSION_END_BUDGET = 1.0
+QUEUE_BUDGET = 2.0
+MAX_COMPACT_SUMMARY = 20_000
+
+
+def _path(value: object) -> Path | None:
+    return Path(value) if isinstance(value, str) and value else None
+
+
+def _session(payload: dict[str, Any]) -> str | None:
+    value = payload.get("session_id")
+    return value if isinstance(value, str) and value else None
+
+
+def handle(event: str, payload: dict[str, Any], *, started: float) -> dict[str, Any] | None:
+    if event in ("Stop", "SubagentStop", "PreCompact"):
+        _capture(event, payload, deadline=started + STOP_BUDGET)
+    elif event == "SessionEnd":
+        _capture(event, payload, deadline=started + SESSION_END_BUDGET)
+    elif event == "PostCompact":
+        _compact_summary(payload)
+    return None
+
+
+def _capture(event: str, payload: dict[str, Any], *, deadline: float) -> None:
+    from cortexmem.services.capture import capture_session, drain_queue, enqueue
+    from cortexmem.services.context import Context
+
+    transcript = _path(payload.get("transcript_path"))
+    agent = _path(payload.get("agent_transcript_path")) if event == "SubagentStop" else None
+    session = _session(payload)
+    t0 = time.monotonic()
+    budget = max(0.2, deadline - time.monotonic())
+    with Context.for_cwd(project_dir(payload), timeout=budget) as ctx:
+        report = capture_session(
+            ctx,
+            transcript,
+            session_id=session,
+            agent_transcript=agent,
+            deadline=deadline,
+            git_status=event == "Stop",
+        )
+        if not report.finished and transcript is not None:
+            enqueue(ctx, transcript, session)
+        queued = None
+        if event == "Stop" and report.finished:
+            queued = drain_queue(ctx, deadline=min(deadline, time.monotonic() + QUEUE_BUDGET))
+        totals = report.totals()
+        missing = transcript is not None and not transcript.is_file()
+        log_line(
+            payload,
+            f"{event}: {totals['lines']} lines, {totals['events_added']} events, "
+            f"{totals['memories_added']} memories, {totals['observations_added']} observations"
+            f" in {1000 * (time.monotonic() - t0):.0f} ms"
+            + ("" if report.finished else "; the rest is queued")
+            + (f"; transcript not found: {transcript}" if missing else "")
+            + (
+                f"; queue: {queued.totals()['lines']} lines"
+                if queued and queued.transcripts
+                else ""
+            ),
+            path=ctx.paths.log,
+        )
+
+
+def _compact_summary(payload: dict[str, Any]) -> None:
+    """PostCompact carries the summary Claude Code just wrote: keep it as an event."""
+    from cortexmem.core.extraction import to_memories
+    from cortexmem.model import Event, Provenance
+    from cortexmem.services.context import Context
+
+    summary = payload.get("compact_summary")
+    if not isinstance(summary, str) or not summary.strip():
+        return
+    session = _session(payload)
+    with Context.for_cwd(project_dir(payload), timeout=STOP_BUDGET) as ctx:
+        branch, commit = ctx.paths.branch_and_commit()
+        event = Event(
+            kind="compact_summary",
+            content=summary.strip()[:MAX_COMPACT_SUMMARY],
+            payload={"trigger": payload.get("trigger")},
+            confidence=0.9,
+            salience=0.6,
+            provenance=Provenance(
+                session_id=session,
+                transcript_path=payload.get("transcript_path")
+                if isinstance(payload.get("transcript_path"), str)
+                else None,
+                branch=branch,
+                commit=commit,
+            ),
+        )
+        result = ctx.writable("project").record_capture([event], to_memories, None)
+        log_line(payload, f"PostCompact: summary kept ({result.events_added} event)", ctx.paths.log)

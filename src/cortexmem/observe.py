@@ -1,0 +1,193 @@
+"""Observations: one cheap record per tool call, spooled by the tool hooks.
+
+PreToolUse/PostToolUse/PostToolUseFailure run on every tool call, so this module imports only
+``os``, ``json`` and ``time``: no pathlib, no dataclasses, no store. A hook appends one short
+line to ``$CORTEX_HOME/observations/<session>.jsonl`` (``O_APPEND``: concurrent hooks never
+interleave or overwrite each other's lines) and is done. The Stop hook later drains the spool
+into the project store, in the same transaction as the spool cursor, so nothing is counted
+twice.
+
+A spooled record holds the tool's name, the time, ok/failed, the duration, the two tools
+before it and, for a shell command, the program's name only: never arguments, so never a
+secret.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+TAIL_BYTES = 16_384
+_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
+# Programs that run another program: the interesting name is the one after them.
+_WRAPPERS = {
+    "sudo": 0,
+    "env": 0,
+    "time": 0,
+    "nohup": 0,
+    "exec": 0,
+    "uv": 1,
+    "poetry": 1,
+    "pipenv": 1,
+    "hatch": 1,
+    "pdm": 1,
+    "npx": 0,
+    "pnpx": 0,
+    "bunx": 0,
+}
+
+
+def spool_dir() -> str:
+    home = os.environ.get("CORTEX_HOME") or os.path.join(os.path.expanduser("~"), ".cortex")
+    return os.path.join(os.path.expanduser(home), "observations")
+
+
+def spool_path(session_id: str) -> str:
+    safe = "".join(ch if ch in _SAFE else "_" for ch in session_id)[:120].lstrip(".") or "_"
+    return os.path.join(spool_dir(), safe + ".jsonl")
+
+
+def command_program(command: object) -> str | None:
+    """The program a shell command runs (``pytest`` for ``FOO=1 uv run pytest -q``), or None.
+
+    Only a bare program name is kept: arguments can hold secrets, a name cannot.
+    """
+    if not isinstance(command, str):
+        return None
+    words = command.strip().split()
+    skip_args = 0
+    for word in words:
+        if skip_args:
+            skip_args -= 1
+            continue
+        if "=" in word and not word.startswith("="):
+            continue  # an environment assignment before the program
+        name = word.rsplit("/", 1)[-1]
+        if name in _WRAPPERS:
+            skip_args = _WRAPPERS[name]
+            continue
+        if name in ("python", "python3") or name.startswith("python3."):
+            continue  # `python -m pytest` → look at what follows
+        if word == "-m":
+            continue
+        if word.startswith("-"):
+            continue
+        if 0 < len(name) <= 40 and all(ch in _SAFE for ch in name):
+            return name
+        return None
+    return None
+
+
+def _text(value: object, limit: int = 200) -> str | None:
+    return value[:limit] if isinstance(value, str) and value else None
+
+
+def _append(path: str, record: dict[str, object]) -> None:
+    line = (json.dumps(record, separators=(",", ":")) + "\n").encode("utf-8")
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    except FileNotFoundError:
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, line)
+    finally:
+        os.close(fd)
+
+
+def _tail_records(path: str) -> list[dict[str, object]]:
+    """The complete records in the last few KB of the spool (newest last)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return []
+    try:
+        size = os.fstat(fd).st_size
+        start = max(0, size - TAIL_BYTES)
+        data = os.pread(fd, size - start, start)
+    finally:
+        os.close(fd)
+    lines = data.split(b"\n")
+    if start > 0:
+        lines = lines[1:]  # the first one is probably cut
+    out = []
+    for line in lines:
+        if not line:
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict):
+            out.append(record)
+    return out
+
+
+def record(event: str, payload: dict[str, object], now_ns: int | None = None) -> None:
+    """Spool one tool hook's observation. Raises only on I/O errors (the caller logs them)."""
+    session = payload.get("session_id")
+    tool = payload.get("tool_name")
+    if not isinstance(session, str) or not session or not isinstance(tool, str) or not tool:
+        return
+    now_ns = time.time_ns() if now_ns is None else now_ns
+    path = spool_path(session)
+    call_id = _text(payload.get("tool_use_id"))
+    if event == "PreToolUse":
+        _append(path, {"p": "pre", "t": now_ns, "tool": tool[:100], "id": call_id})
+        return
+    ok = event == "PostToolUse"
+    tail = _tail_records(path)
+    done = [r.get("tool") for r in tail if r.get("p") == "post"]
+    duration = payload.get("duration_ms")
+    if not isinstance(duration, int) or isinstance(duration, bool) or duration < 0:
+        duration = None
+        started = next(
+            (r.get("t") for r in reversed(tail) if r.get("p") == "pre" and r.get("id") == call_id),
+            None,
+        )
+        if call_id and isinstance(started, int) and started <= now_ns:
+            duration = (now_ns - started) // 1_000_000
+    tool_input = payload.get("tool_input")
+    detail = None
+    if tool == "Bash" and isinstance(tool_input, dict):
+        detail = command_program(tool_input.get("command"))
+    _append(
+        path,
+        {
+            "p": "post",
+            "t": now_ns,
+            "tool": tool[:100],
+            "id": call_id,
+            "ok": ok,
+            "ms": duration,
+            "prev": done[-1] if done else None,
+            "prev2": done[-2] if len(done) > 1 else None,
+            "detail": detail,
+        },
+    )
+
+
+def read_spool(path: str, offset: int = 0) -> tuple[list[dict[str, object]], int]:
+    """Complete spooled records from byte ``offset`` on, and the offset just past the last one.
+
+    A half-written last line stays for the next read.
+    """
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(offset)
+            data = fh.read()
+    except FileNotFoundError:
+        return [], offset
+    end = data.rfind(b"\n") + 1
+    records = []
+    for line in data[:end].split(b"\n"):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(rec, dict):
+            records.append(rec)
+    return records, offset + end

@@ -1,0 +1,132 @@
+"""Backfill: capture transcripts that already exist (``cortex ingest``, ``cortex import-history``).
+
+Each transcript goes to the project it was recorded in, found from its own ``cwd`` field (the
+repository root of that folder, so worktrees share one store). A transcript whose folder no
+longer exists is skipped with a reason unless ``into`` names the project to use. Cursors make a
+second run read nothing new, so backfill is idempotent and can be interrupted at any time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cortexmem.hosts.claude_code.transcript import session_info, subagent_transcripts
+from cortexmem.services.capture import CaptureReport, capture_session
+from cortexmem.services.context import Context
+
+DEFAULT_HISTORY = Path("~/.claude/projects")
+
+
+@dataclass
+class Skipped:
+    path: str
+    reason: str
+
+
+@dataclass
+class IngestResult:
+    projects: dict[str, dict[str, int]] = field(default_factory=dict)
+    skipped: list[Skipped] = field(default_factory=list)
+    sessions: int = 0
+
+    def add(self, project: str, report: CaptureReport) -> None:
+        totals = self.projects.setdefault(
+            project,
+            {"sessions": 0, "transcripts": 0, "lines": 0, "events_added": 0, "memories_added": 0},
+        )
+        totals["sessions"] += 1
+        for key, value in report.totals().items():
+            if key in totals:
+                totals[key] += value
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "sessions": self.sessions,
+            "projects": self.projects,
+            "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
+        }
+
+
+def _is_subagent_file(path: Path) -> bool:
+    return path.name.startswith("agent-") or path.parent.name == "subagents"
+
+
+def find_sessions(paths: Iterable[Path]) -> list[Path]:
+    """Session transcripts under ``paths`` (files or folders), in a stable order.
+
+    Subagent transcripts are not listed on their own: they are read with their session. Ones
+    whose session is not there (orphans) are listed so nothing is silently left out.
+    """
+    sessions: list[Path] = []
+    agents: list[Path] = []
+    for root in paths:
+        root = root.expanduser()
+        found = sorted(root.rglob("*.jsonl")) if root.is_dir() else [root]
+        for path in found:
+            (agents if _is_subagent_file(path) else sessions).append(path)
+    claimed = {p.resolve() for s in sessions if s.is_file() for p in subagent_transcripts(s)}
+    orphans = [a for a in agents if a.resolve() not in claimed]
+    seen: set[Path] = set()
+    out = []
+    for path in [*sessions, *orphans]:
+        key = path.resolve()
+        if key not in seen:
+            seen.add(key)
+            out.append(path)
+    return out
+
+
+def ingest(
+    paths: Iterable[Path],
+    *,
+    into: Path | None = None,
+    on_progress: Callable[[Path, CaptureReport | Skipped], None] | None = None,
+) -> IngestResult:
+    sessions = find_sessions(paths)
+    result = IngestResult()
+    contexts: dict[Path, Context] = {}
+    try:
+        for path in sessions:
+            outcome = _ingest_one(path, into, contexts, result)
+            if on_progress is not None:
+                on_progress(path, outcome)
+    finally:
+        for ctx in contexts.values():
+            ctx.close()
+    return result
+
+
+def _ingest_one(
+    path: Path, into: Path | None, contexts: dict[Path, Context], result: IngestResult
+) -> CaptureReport | Skipped:
+    if not path.is_file():
+        skipped = Skipped(str(path), "no such file")
+        result.skipped.append(skipped)
+        return skipped
+    try:
+        info = session_info(path)
+    except OSError as exc:
+        skipped = Skipped(str(path), f"cannot read: {exc.strerror or exc}")
+        result.skipped.append(skipped)
+        return skipped
+    folder = into
+    if folder is None:
+        if not info.cwd:
+            skipped = Skipped(str(path), "no cwd recorded in the transcript (use --into DIR)")
+            result.skipped.append(skipped)
+            return skipped
+        folder = Path(info.cwd)
+        if not folder.is_dir():
+            skipped = Skipped(str(path), f"its project folder {folder} is gone (use --into DIR)")
+            result.skipped.append(skipped)
+            return skipped
+    key = folder.resolve()
+    if key not in contexts:
+        contexts[key] = Context.for_cwd(key)
+    ctx = contexts[key]
+    report = capture_session(ctx, path, session_id=info.session_id, live=False)
+    result.sessions += 1
+    result.add(str(ctx.paths.root), report)
+    return report

@@ -1,0 +1,183 @@
+"""Incremental, exactly-once capture of transcripts into a real store."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from cortexmem.core.extraction import to_memories
+from cortexmem.services import capture
+from cortexmem.services.context import Context
+from cortexmem.services.ingest import ingest
+from cortexmem.store.sqlite import SQLiteStore
+
+from conftest import SHARED_DATA
+
+TRANSCRIPTS = SHARED_DATA / "transcripts"
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "sessions"
+
+
+def line(i: int, text: str, role: str = "assistant") -> str:
+    return json.dumps(
+        {
+            "type": role,
+            "uuid": f"u-{i}",
+            "sessionId": "sess-1",
+            "timestamp": f"2026-01-01T00:{i // 60 % 60:02d}:{i % 60:02d}.000Z",
+            "gitBranch": "main",
+            "message": {"role": role, "content": [{"type": "text", "text": text}]},
+        }
+    )
+
+
+def decisions(n: int, start: int = 0) -> list[str]:
+    return [
+        line(i, f"We decided to use backend number {i} because it scales better.")
+        for i in range(start, start + n)
+    ]
+
+
+def write(path: Path, lines: list[str], tail: str = "") -> None:
+    path.write_text("".join(x + "\n" for x in lines) + tail, encoding="utf-8")
+
+
+def state(store) -> tuple[list[str], list[str]]:
+    events = sorted(e.content for e in store.iter_events())
+    memories = sorted(m.content for m in store.iter_memories())
+    return events, memories
+
+
+@pytest.fixture
+def store(ctx: Context):
+    return ctx.writable("project")
+
+
+def test_second_pass_reads_nothing_and_appends_are_read_once(store, tmp_path: Path):
+    t = tmp_path / "s.jsonl"
+    write(t, decisions(5))
+    first = capture.capture_transcript(store, t, session_id="sess-1")
+    assert first.lines == 5 and first.events_added >= 5 and first.memories_added >= 5
+    again = capture.capture_transcript(store, t, session_id="sess-1")
+    assert (again.lines, again.events_added, again.memories_added) == (0, 0, 0)
+    write(t, decisions(8))
+    more = capture.capture_transcript(store, t, session_id="sess-1")
+    assert more.lines == 3 and more.events_added >= 3
+
+
+def test_a_half_written_last_line_waits_for_its_end(store, tmp_path: Path):
+    t = tmp_path / "s.jsonl"
+    full = decisions(3)
+    write(t, full[:2], tail=full[2][:25])
+    report = capture.capture_transcript(store, t, session_id="sess-1")
+    assert report.lines == 2 and report.partial_tail
+    write(t, full)
+    report = capture.capture_transcript(store, t, session_id="sess-1")
+    assert report.lines == 1 and report.events_added >= 1
+    events = state(store)[0]
+    assert len(events) == len(set(events))  # nothing twice
+
+
+def test_a_rewritten_or_truncated_transcript_is_read_again_without_duplicates(
+    store, tmp_path: Path
+):
+    t = tmp_path / "s.jsonl"
+    write(t, decisions(6))
+    capture.capture_transcript(store, t, session_id="sess-1")
+    before = state(store)
+    write(t, decisions(2))  # truncated: shorter than the cursor
+    report = capture.capture_transcript(store, t, session_id="sess-1")
+    assert report.restarted and report.events_added == 0
+    write(t, [line(0, "We decided to keep one table per tenant instead of a shared one.")])
+    report = capture.capture_transcript(store, t, session_id="sess-1")
+    assert report.restarted and report.events_added >= 1  # a different first line: rewritten
+    assert set(before[0]) <= set(state(store)[0])
+
+
+def test_a_crash_mid_way_loses_nothing_and_duplicates_nothing(ctx: Context, tmp_path: Path):
+    t = tmp_path / "s.jsonl"
+    write(t, decisions(30))
+    reference = tmp_path / "reference.db"
+    with SQLiteStore.open(reference) as ref:
+        capture.capture_transcript(ref, t, session_id="sess-1", batch_lines=7)
+        expected = state(ref)
+
+    store = ctx.writable("project")
+    calls = 0
+
+    def crash_on_third_batch(events):
+        nonlocal calls
+        calls += 1
+        if calls == 3:
+            raise RuntimeError("power cut")
+        return to_memories(events)
+
+    with pytest.raises(RuntimeError, match="power cut"):
+        capture.capture_transcript(
+            store, t, session_id="sess-1", batch_lines=7, memories_for=crash_on_third_batch
+        )
+    cursor = store.get_cursor(str(t.resolve()))
+    assert cursor is not None and cursor.line == 14  # two whole batches committed, no more
+    capture.capture_transcript(store, t, session_id="sess-1", batch_lines=7)
+    assert state(store) == expected
+
+
+def test_a_deadline_leaves_the_rest_for_later(ctx: Context, tmp_path: Path):
+    t = tmp_path / "s.jsonl"
+    write(t, decisions(50))
+    report = capture.capture_session(
+        ctx, t, session_id="sess-1", deadline=time.monotonic(), live=False
+    )
+    assert not report.finished
+    capture.enqueue(ctx, t, "sess-1")
+    drained = capture.drain_queue(ctx)
+    assert drained.finished and not list(capture.queue_dir(ctx).glob("*.json"))
+    store = ctx.require("project")
+    assert sum(1 for e in store.iter_events() if e.kind == "decision") >= 50
+
+
+def test_provenance_points_at_the_line(store, tmp_path: Path):
+    t = tmp_path / "s.jsonl"
+    write(t, [line(0, "hello"), *decisions(1, start=1)])
+    capture.capture_transcript(store, t, session_id="sess-1", commit="abc123")
+    event = next(e for e in store.iter_events() if e.kind == "decision")
+    assert event.provenance.line == 2
+    assert event.provenance.transcript_path == str(t.resolve())
+    assert (event.provenance.branch, event.provenance.commit) == ("main", "abc123")
+    assert event.provenance.session_id == "sess-1"
+
+
+def test_secrets_in_a_transcript_are_redacted_before_storing(store, tmp_path: Path):
+    key = "sk-ant-api03-" + "A1b2C3d4E5f6G7h8I9j0" * 4
+    t = tmp_path / "s.jsonl"
+    write(t, [line(0, f"We decided to use the key {key} for the staging deploy.")])
+    capture.capture_transcript(store, t, session_id="sess-1")
+    blob = json.dumps([e.to_dict() for e in store.iter_events()])
+    blob += json.dumps([m.to_dict() for m in store.iter_memories()])
+    assert key not in blob and "decided" in blob
+
+
+# ----------------------------------------------------------------- backfill
+
+
+@pytest.mark.skipif(not EXAMPLES.exists(), reason="examples/ is not here")
+def test_ingest_routes_by_cwd_and_is_idempotent(tmp_path: Path, repo: Path):
+    first = ingest([EXAMPLES], into=repo)
+    assert first.sessions >= 3 and not first.skipped
+    totals = next(iter(first.projects.values()))
+    assert totals["memories_added"] > 0
+    second = ingest([EXAMPLES], into=repo)
+    assert all(t["events_added"] == 0 for t in second.projects.values())
+    unrouted = ingest([EXAMPLES])  # their cwd (/home/dev/payments-api) does not exist here
+    assert unrouted.sessions == 0 and all("is gone" in s.reason for s in unrouted.skipped)
+
+
+@pytest.mark.skipif(not TRANSCRIPTS.exists(), reason=f"{TRANSCRIPTS} is not here")
+def test_ingest_of_every_real_transcript(tmp_path: Path, repo: Path):
+    result = ingest([TRANSCRIPTS], into=repo)
+    assert result.sessions > 100 and not result.skipped
+    with Context.for_cwd(repo) as ctx:
+        counts = ctx.require("project").counts()
+    assert counts.events > 500 and counts.memories > 50
