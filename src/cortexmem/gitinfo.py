@@ -22,7 +22,7 @@ class GitRepo:
     """
 
     # A plain class, not a dataclass: hooks import this, and dataclasses costs ~15 ms to import.
-    __slots__ = ("worktree", "git_dir", "common_dir")
+    __slots__ = ("common_dir", "git_dir", "worktree")
 
     def __init__(self, worktree: Path, git_dir: Path, common_dir: Path) -> None:
         self.worktree = worktree

@@ -39,7 +39,7 @@ class ProjectPaths:
     """
 
     # A plain class, not a dataclass: every hook process imports this module.
-    __slots__ = ("root", "repo", "home", "data_dir", "worktree")
+    __slots__ = ("data_dir", "home", "repo", "root", "worktree")
 
     def __init__(
         self, root: Path, repo: GitRepo | None, home: Path, data_dir: Path, worktree: Path

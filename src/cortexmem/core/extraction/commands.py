@@ -1,0 +1,111 @@
+"""Reading shell commands and their output: pure helpers for the structural layer."""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+# program (as it appears in a command) -> what kind of run it is
+_TEST_RUNNERS: Final = re.compile(
+    r"(?:^|[\s;&|(/])(?:"
+    r"pytest|py\.test|python3? -m (?:pytest|unittest)|tox|nox|jest|vitest|mocha|karma|"
+    r"go test|cargo (?:test|nextest)|(?:npm|pnpm|yarn|bun)(?: run)? test|rspec|phpunit|"
+    r"mvn (?:-\S+ )*test|gradlew? test|make (?:test|check)|ctest|dotnet test|mix test|"
+    r"deno test|swift test|zig build test"
+    r")\b"
+)
+_CHECKERS: Final = re.compile(
+    r"(?:^|[\s;&|(/])(?:mypy|pyright|ruff(?: check)?|flake8|pylint|eslint|tsc|"
+    r"cargo (?:check|clippy)|golangci-lint|go vet|rubocop|shellcheck|biome)\b"
+)
+_GIT_COMMIT: Final = re.compile(r"\bgit\s+(?:-\S+\s+)*commit\b")
+_COMMIT_LINE: Final = re.compile(
+    r"^\[(?P<branch>[^\]\s]+)(?: \(root-commit\))? (?P<sha>[0-9a-f]{7,40})\] (?P<message>.+)$",
+    re.MULTILINE,
+)
+_MESSAGE_FLAG: Final = re.compile(r"""-m\s+(?:"((?:[^"\\]|\\.)+)"|'([^']+)')""")
+_HEREDOC: Final = re.compile(r"<<\s*'?(\w+)'?\s*\n(.*?)\n\s*\1\b", re.DOTALL)
+_CD_PREFIX: Final = re.compile(r"^\s*cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*&&\s*")
+_OUTPUT_TAIL: Final = re.compile(r"\s*(?:2>&1|\|\s*(?:tail|head)(?:\s+-n?\s*\d+|\s+-\d+)?)\s*$")
+_EXIT_CODE: Final = re.compile(r"^Exit code \d+\s*$")
+_ERRORISH: Final = re.compile(
+    r"error|exception|failed|failure|traceback|assert|fatal|denied|not found|no such|cannot",
+    re.IGNORECASE,
+)
+_SUMMARY: Final = re.compile(
+    r"(?:\b\d+ (?:passed|failed|errors?)\b.*|Success: no issues found.*|Found \d+ errors?.*|"
+    r"All checks passed!?|test result: .*|Tests?:\s+.*(?:passed|failed).*|OK(?: \(.*\))?$|"
+    r"FAILED \(.*\)$)",
+    re.IGNORECASE,
+)
+_FAILED_SUMMARY: Final = re.compile(r"\b[1-9]\d* (?:failed|errors?)\b|\bFAILED\b|Found [1-9]")
+
+
+def normalise_command(command: str) -> str:
+    """The command without a leading ``cd dir &&`` or a trailing ``2>&1 | tail -20``,
+    so two runs of the same thing compare equal."""
+    text = " ".join(command.strip().split())
+    while True:
+        shorter = _OUTPUT_TAIL.sub("", _CD_PREFIX.sub("", text))
+        if shorter == text:
+            return text
+        text = shorter
+
+
+def run_kind(command: str) -> str | None:
+    """``"test"`` for a test runner, ``"check"`` for a type checker or linter, else ``None``."""
+    text = normalise_command(command)
+    if _TEST_RUNNERS.search(text):
+        return "test"
+    if _CHECKERS.search(text):
+        return "check"
+    return None
+
+
+def is_git_commit(command: str) -> bool:
+    return bool(_GIT_COMMIT.search(command)) and "--dry-run" not in command
+
+
+def commit_details(command: str, output: str) -> tuple[str | None, str | None]:
+    """(short sha, subject) of a commit from git's output, else the subject from the command."""
+    match = _COMMIT_LINE.search(output)
+    if match:
+        return match.group("sha")[:12], match.group("message").strip()
+    heredoc = _HEREDOC.search(command)
+    if heredoc:
+        subject = next((ln.strip() for ln in heredoc.group(2).splitlines() if ln.strip()), None)
+        return None, subject
+    flag = _MESSAGE_FLAG.search(command)
+    if flag:
+        return None, (flag.group(1) or flag.group(2)).splitlines()[0].strip()
+    return None, None
+
+
+def error_line(output: str) -> str:
+    """The most telling line of a failure: the first that reads like an error."""
+    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
+    lines = [ln for ln in lines if not _EXIT_CODE.match(ln)]
+    if not lines:
+        return "no output"
+    for ln in lines:
+        if _ERRORISH.search(ln):
+            return ln[:240]
+    return lines[0][:240]
+
+
+def outcome_summary(output: str) -> str | None:
+    """A test or check run's own summary line ("1 failed, 3 passed in 0.4s"), last one wins."""
+    found = None
+    for ln in output.splitlines():
+        ln = ln.strip(" =")
+        if _SUMMARY.fullmatch(ln) or _SUMMARY.match(ln):
+            found = ln[:200]
+    return found
+
+
+def run_failed(is_error: bool, output: str) -> bool:
+    """A run failed when the host says so or its own summary reports failures."""
+    if is_error:
+        return True
+    summary = outcome_summary(output)
+    return bool(summary and _FAILED_SUMMARY.search(summary))

@@ -1,0 +1,104 @@
+"""The vocabulary of extraction: event kinds, the context a pass runs in, and event building.
+
+Every layer produces ``Event`` records through ``EventFactory`` so provenance (session,
+transcript, line, branch, commit) and the event's time are filled in one way everywhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+from cortexmem.core.session import Entry
+from cortexmem.model import Event, Provenance, normalise_time, utc_now
+
+# kind -> what it records
+EVENT_KINDS: Final[dict[str, str]] = {
+    "decision": "a choice made, usually with its reason (keyword or self-report)",
+    "rejected": "an alternative considered and turned down",
+    "plan": "a plan: ExitPlanMode's plan, or the set of a TodoWrite list",
+    "plan_step": "one step of a plan with its status (TodoWrite, TaskCreate/TaskUpdate)",
+    "file_modified": "a file created or changed by Edit / MultiEdit / Write / NotebookEdit",
+    "command": "a shell command run, with whether it succeeded",
+    "test_run": "a test or check run (pytest, jest, cargo test, mypy, ruff ...) and its outcome",
+    "error": "a tool call that failed, with its first meaningful error line",
+    "error_resolved": "a failure followed by the same call succeeding, with what changed between",
+    "fix": "a stated fix or root cause ('the fix was ...')",
+    "commit": "a git commit made in the session",
+    "preference": "how the person wants things done ('always ...', 'never ...', 'prefer ...')",
+    "gotcha": "a trap worth remembering ('watch out', 'gotcha', 'be careful')",
+    "knowledge": "a fact flagged for memory with an untyped [MEMORY: ...] tag",
+    "pattern": "a convention flagged with [MEMORY:pattern]",
+    "architecture": "a structural fact flagged with [MEMORY:architecture]",
+    "progress": "a progress note flagged with [MEMORY:progress]",
+    "subagent_summary": "the report a subagent (Task / Agent) returned",
+    "compact_summary": "the summary Claude Code wrote when it compacted the context",
+    "session_summary": "a session title record (older transcripts' summary lines)",
+    "working_tree": "files changed but not committed when a session stopped",
+}
+
+MAX_CONTENT: Final = 1_000
+
+
+@dataclass(frozen=True)
+class ExtractionContext:
+    """What is known about the whole pass rather than one line.
+
+    ``branch`` and ``commit`` describe a live session (from git); a backfill leaves them empty
+    and each line's own ``gitBranch`` is used.
+    """
+
+    session_id: str | None = None
+    transcript_path: str | None = None
+    branch: str | None = None
+    commit: str | None = None
+    project: str | None = None
+
+
+def clip(text: str, limit: int = MAX_CONTENT) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def event_time(entry: Entry) -> str:
+    """The entry's own time in storage format, so backfilled events keep when they happened."""
+    if entry.timestamp:
+        value = normalise_time(entry.timestamp)
+        if isinstance(value, str) and len(value) == 27 and value.endswith("Z"):
+            return value
+    return utc_now()
+
+
+class EventFactory:
+    """Builds events for one pass with the pass's context."""
+
+    def __init__(self, ctx: ExtractionContext) -> None:
+        self.ctx = ctx
+
+    def make(
+        self,
+        kind: str,
+        content: str,
+        entry: Entry,
+        *,
+        confidence: float,
+        salience: float,
+        layer: str,
+        limit: int = MAX_CONTENT,
+        **payload: Any,
+    ) -> Event:
+        return Event(
+            kind=kind,
+            content=clip(content, limit),
+            payload={"layer": layer, **{k: v for k, v in payload.items() if v is not None}},
+            confidence=confidence,
+            salience=salience,
+            provenance=Provenance(
+                session_id=self.ctx.session_id or entry.session_id,
+                transcript_path=self.ctx.transcript_path or entry.transcript_path,
+                line=entry.line,
+                branch=entry.branch or self.ctx.branch,
+                commit=self.ctx.commit,
+            ),
+            created_at=event_time(entry),
+        )

@@ -1,0 +1,138 @@
+"""The extractor: host-neutral entries in, events out, one entry at a time.
+
+It runs the three layers over each entry: structural (tool calls and results), keyword
+markers (prose), and ``[MEMORY: ...]`` tags (self-report). An LLM pass can be added as one
+more layer with the same shape (entries in, events out) without touching these; structured
+input such as a subagent's work summary goes through ``entries_from_summary`` first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Final
+
+from cortexmem.core.extraction.events import EventFactory, ExtractionContext
+from cortexmem.core.extraction.keywords import find_markers
+from cortexmem.core.extraction.prose import is_host_text
+from cortexmem.core.extraction.structural import StructuralLayer
+from cortexmem.core.extraction.tags import SELF_REPORT_CONFIDENCE, find_tags
+from cortexmem.core.session import Entry
+from cortexmem.model import Event
+
+# salience of what prose says, by kind
+SALIENCE: Final = {
+    "decision": 0.8,
+    "rejected": 0.7,
+    "fix": 0.7,
+    "gotcha": 0.7,
+    "preference": 0.7,
+    "knowledge": 0.6,
+    "pattern": 0.6,
+    "architecture": 0.7,
+    "progress": 0.4,
+}
+SUBAGENT_DISCOUNT: Final = 0.9
+MAX_COMPACT_SUMMARY: Final = 4_000
+
+
+class Extractor:
+    """Feed entries in transcript order; collect the events each one yields."""
+
+    def __init__(self, ctx: ExtractionContext | None = None) -> None:
+        self.ctx = ctx or ExtractionContext()
+        self.factory = EventFactory(self.ctx)
+        self.structural = StructuralLayer(self.factory)
+
+    def feed(self, entry: Entry) -> list[Event]:
+        """Events from one entry. Never raises on content: a malformed entry yields nothing."""
+        try:
+            return self._feed(entry)
+        except (ValueError, TypeError, KeyError, AttributeError):
+            return []
+
+    def finish(self) -> list[Event]:
+        """Events that need the end of the input. None yet: every layer decides per entry, and
+        unanswered tool calls are dropped (their result may come in the next pass)."""
+        return []
+
+    # ------------------------------------------------------------- dispatch
+
+    def _feed(self, entry: Entry) -> list[Event]:
+        if entry.role == "summary":
+            return self._session_summary(entry)
+        if entry.role == "system":
+            return []
+        if entry.is_compact_summary:
+            return self._compact_summary(entry)
+        events: list[Event] = []
+        for block in entry.blocks:
+            if block.kind == "tool_use":
+                self.structural.tool_use(entry, block)
+            elif block.kind == "tool_result":
+                produced = self.structural.tool_result(entry, block)
+                events += produced
+                for event in produced:
+                    if event.kind == "subagent_summary":
+                        events += self.prose(entry, block.text, "assistant", SUBAGENT_DISCOUNT)
+        if entry.is_meta:
+            return events
+        text = entry.text
+        if text and not (entry.role == "user" and is_host_text(text)):
+            events += self.prose(entry, text, entry.role, 1.0)
+        return events
+
+    def prose(self, entry: Entry, text: str, speaker: str, discount: float) -> list[Event]:
+        """Tags first (they are explicit), then keyword markers in sentences not tagged."""
+        events: list[Event] = []
+        tagged: list[str] = []
+        for kind, body in find_tags(text):
+            tagged.append(body)
+            events.append(
+                self.factory.make(
+                    kind, body, entry,
+                    confidence=round(SELF_REPORT_CONFIDENCE * discount, 3),
+                    salience=SALIENCE.get(kind, 0.6), layer="self_report", speaker=speaker,
+                )
+            )  # fmt: skip
+        for kind, sentence, confidence in find_markers(text, speaker):
+            if "[MEMORY" in sentence or any(
+                sentence in body or body in sentence for body in tagged
+            ):
+                continue
+            events.append(
+                self.factory.make(
+                    kind, sentence, entry, confidence=round(confidence * discount, 3),
+                    salience=SALIENCE.get(kind, 0.5), layer="keyword", speaker=speaker,
+                )
+            )  # fmt: skip
+        return events
+
+    def _compact_summary(self, entry: Entry) -> list[Event]:
+        text = entry.text.strip()
+        if not text:
+            return []
+        return [
+            self.factory.make(
+                "compact_summary", text, entry, confidence=0.9, salience=0.6,
+                layer="structural", limit=MAX_COMPACT_SUMMARY,
+            )
+        ]  # fmt: skip
+
+    def _session_summary(self, entry: Entry) -> list[Event]:
+        text = entry.text.strip()
+        if not text:
+            return []
+        return [
+            self.factory.make(
+                "session_summary", text, entry, confidence=0.8, salience=0.3, layer="structural"
+            )
+        ]
+
+
+def extract(entries: Iterable[Entry], ctx: ExtractionContext | None = None) -> list[Event]:
+    """Every event of ``entries`` (a whole transcript, or a summary's entries)."""
+    extractor = Extractor(ctx)
+    events: list[Event] = []
+    for entry in entries:
+        events += extractor.feed(entry)
+    return events + extractor.finish()

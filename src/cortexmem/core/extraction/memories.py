@@ -1,0 +1,89 @@
+"""From events to typed memories: which events are worth remembering, and as what.
+
+Events are the complete record; memories are what a later session is told. Commands, file
+edits, test runs and raw errors stay events (the learning loop and the briefing read them);
+what a person would want to know next time becomes a memory. Pure: events in, memories out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Final
+
+from cortexmem.core.extraction.events import clip
+from cortexmem.model import Event, Memory, SourceContext
+
+
+@dataclass(frozen=True)
+class Rule:
+    memory_type: str
+    priority: int
+    prefix: str = ""
+
+
+RULES: Final[dict[str, Rule]] = {
+    "decision": Rule("decision", 8),
+    "rejected": Rule("decision", 7),
+    "fix": Rule("gotcha", 7),
+    "gotcha": Rule("gotcha", 7),
+    "error_resolved": Rule("gotcha", 6),
+    "preference": Rule("pattern", 7),
+    "pattern": Rule("pattern", 6),
+    "architecture": Rule("architecture", 7),
+    "knowledge": Rule("context", 5),
+    "progress": Rule("progress", 5),
+    "plan": Rule("progress", 6, "Plan: "),
+    "plan_step": Rule("progress", 4, "Done: "),
+    "commit": Rule("progress", 5),
+    "compact_summary": Rule("progress", 5, "Session summary: "),
+    "subagent_summary": Rule("context", 4, "Subagent report: "),
+}
+MEMORY_CONTENT: Final = 2_000
+MIN_CONFIDENCE: Final = 0.5
+
+
+def worth_remembering(event: Event) -> bool:
+    """Whether ``event`` becomes a memory (not every event does)."""
+    rule = RULES.get(event.kind)
+    if rule is None or event.confidence < MIN_CONFIDENCE:
+        return False
+    if event.kind == "plan_step":
+        return event.payload.get("status") == "completed"
+    if event.kind == "plan":
+        return event.payload.get("tool") == "ExitPlanMode" and event.payload.get("approved", True)
+    if event.kind == "error_resolved":
+        return event.payload.get("tool") == "Bash"
+    return True
+
+
+def to_memory(event: Event) -> Memory | None:
+    if not worth_remembering(event):
+        return None
+    rule = RULES[event.kind]
+    content = event.payload.get("step") if event.kind == "plan_step" else event.content
+    layer = str(event.payload.get("layer") or "structural")
+    prov = event.provenance
+    return Memory(
+        content=clip(rule.prefix + str(content), MEMORY_CONTENT),
+        memory_type=rule.memory_type,
+        confidence=event.confidence,
+        priority=rule.priority,
+        source_type="self_report" if layer == "self_report" else "extraction",
+        source_session=prov.session_id,
+        source_context=SourceContext(branch=prov.branch, commit=prov.commit),
+        tags=(f"event:{event.kind}", f"layer:{layer}"),
+        created_at=event.created_at,
+    )
+
+
+def to_memories(events: Iterable[Event]) -> list[Memory]:
+    """The memories ``events`` make, one at most per event, same content only once."""
+    out: list[Memory] = []
+    seen: set[str] = set()
+    for event in events:
+        memory = to_memory(event)
+        if memory is not None and memory.content_hash not in seen:
+            seen.add(memory.content_hash)
+            out.append(memory)
+    return out

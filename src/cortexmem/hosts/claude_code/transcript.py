@@ -1,0 +1,406 @@
+"""Streaming reader for Claude Code transcripts (``~/.claude/projects/<cwd>/<session>.jsonl``).
+
+Claude Code appends one JSON record per line while a session runs, so a reader must expect a
+last line that is still being written, records of types it has never seen (new ones appear with
+every release), and lines that are not JSON at all. Nothing here raises on content: what cannot
+be used is skipped and counted in ``ParseStats``.
+
+Memory stays bounded whatever the file's size: lines are read in chunks and handed on one at a
+time, a line longer than ``MAX_LINE_BYTES`` (a pasted image, a huge tool result) is drained
+without being held, and tool results are cut to ``MAX_RESULT_CHARS``.
+
+Formats covered (1.0.24 → 2.1.x): ``user`` / ``assistant`` / ``system`` / ``summary`` records
+become entries; ``attachment``, ``progress``, ``file-history-snapshot``, ``queue-operation``,
+``permission-mode``, ``last-prompt`` and any unknown type are skipped and counted. Message
+content is a string or a list of ``text`` / ``thinking`` / ``tool_use`` / ``tool_result`` /
+``image`` blocks. Sidechains come inline (``isSidechain``) or as separate files, either
+``agent-<id>.jsonl`` beside the session or ``<session>/subagents/agent-<id>.jsonl``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from cortexmem.core.session import Block, Entry
+
+MAX_LINE_BYTES: Final = 16 * 1024 * 1024
+MAX_RESULT_CHARS: Final = 20_000
+MAX_TEXT_CHARS: Final = 200_000
+CHUNK_BYTES: Final = 1 << 16
+ENTRY_TYPES: Final = frozenset({"user", "assistant", "system", "summary"})
+# toolUseResult fields that repeat a whole file or patch: of no use to extraction, and big.
+HEAVY_RESULT_KEYS: Final = frozenset(
+    {"originalFile", "originalFileContents", "structuredPatch", "file", "content", "oldString",
+     "newString", "edits"}
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class RawLine:
+    """One complete line: its 1-based number, byte span ``[start, end)`` (``end`` is just past
+    the newline, i.e. where the next read starts) and its bytes (``None`` when oversized)."""
+
+    number: int
+    start: int
+    end: int
+    data: bytes | None
+
+
+@dataclass
+class ParseStats:
+    """What a read saw, so a caller can report it rather than lose it silently."""
+
+    lines: int = 0
+    entries: int = 0
+    blank: int = 0
+    malformed: int = 0
+    oversized: int = 0
+    skipped_types: dict[str, int] = field(default_factory=dict)
+    partial_tail: bool = False
+
+    def skip(self, kind: str) -> None:
+        self.skipped_types[kind] = self.skipped_types.get(kind, 0) + 1
+
+
+# ----------------------------------------------------------------- lines
+
+
+def read_lines(
+    path: str | Path, offset: int = 0, line: int = 0, stats: ParseStats | None = None
+) -> Iterator[RawLine]:
+    """Complete lines of ``path`` from byte ``offset`` (line ``line`` was the last one read).
+
+    A last line without its newline is held back (it is probably still being written), unless
+    it is already a whole JSON object: a prefix of an object never parses as one, so a file
+    that simply ends without a newline is still read to its end.
+    """
+    with open(path, "rb") as fh:
+        if offset > 0:
+            # The last read ended at a tail without its newline: that newline is not a line.
+            fh.seek(offset - 1)
+            around = fh.read(2)
+            if around[:1] != b"\n" and around[1:] == b"\n":
+                offset += 1
+        fh.seek(offset)
+        pos = offset
+        buf = bytearray()
+        buf_start = offset
+        draining = False
+        while True:
+            chunk = fh.read(CHUNK_BYTES)
+            if not chunk:
+                break
+            start_in_chunk = 0
+            while True:
+                nl = chunk.find(b"\n", start_in_chunk)
+                if nl < 0:
+                    rest = chunk[start_in_chunk:]
+                    if not draining:
+                        buf += rest
+                        if len(buf) > MAX_LINE_BYTES:
+                            draining = True
+                            buf.clear()
+                    pos += len(rest)
+                    break
+                piece = chunk[start_in_chunk:nl]
+                pos += len(piece) + 1
+                line += 1
+                if draining or len(buf) + len(piece) > MAX_LINE_BYTES:
+                    yield RawLine(line, buf_start, pos, None)
+                else:
+                    buf += piece
+                    yield RawLine(line, buf_start, pos, bytes(buf))
+                buf.clear()
+                draining = False
+                buf_start = pos
+                start_in_chunk = nl + 1
+        if draining or buf:
+            if not draining and _is_whole_object(bytes(buf)):
+                yield RawLine(line + 1, buf_start, pos, bytes(buf))
+            elif stats is not None:
+                stats.partial_tail = True
+
+
+def _is_whole_object(data: bytes) -> bool:
+    try:
+        return isinstance(json.loads(_decode(data)), dict)
+    except ValueError:
+        return False
+
+
+def _decode(data: bytes) -> str:
+    text = data.decode("utf-8", errors="replace").strip()
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+# ----------------------------------------------------------------- records
+
+
+def _cut(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n… [{len(text) - limit} more characters]"
+
+
+def _string(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _result_text(content: Any) -> str:
+    """A tool result's content (a string, or a list of text / image blocks) as text."""
+    if isinstance(content, str):
+        return _cut(content, MAX_RESULT_CHARS)
+    if isinstance(content, list):
+        parts: list[str] = []
+        size = 0
+        for item in content:
+            if isinstance(item, dict) and item.get("type") == "text":
+                text = item.get("text")
+                if isinstance(text, str):
+                    parts.append(text)
+                    size += len(text)
+            elif isinstance(item, str):
+                parts.append(item)
+                size += len(item)
+            if size > MAX_RESULT_CHARS:
+                break
+        return _cut("\n".join(parts), MAX_RESULT_CHARS)
+    return ""
+
+
+def _small_result(result: Any) -> dict[str, Any] | None:
+    """``toolUseResult`` kept only when it is an object, without file bodies, strings cut."""
+    if not isinstance(result, dict):
+        return None
+    out: dict[str, Any] = {}
+    for key, value in result.items():
+        if key in HEAVY_RESULT_KEYS:
+            continue
+        if isinstance(value, str):
+            out[key] = _cut(value, MAX_RESULT_CHARS)
+        elif isinstance(value, bytes | bytearray):
+            continue
+        else:
+            out[key] = value
+    return out
+
+
+def _blocks(content: Any, tool_result: Any) -> list[Block]:
+    if isinstance(content, str):
+        return [Block("text", _cut(content, MAX_TEXT_CHARS))] if content else []
+    if not isinstance(content, list):
+        return []
+    blocks: list[Block] = []
+    for item in content:
+        if isinstance(item, str):
+            blocks.append(Block("text", _cut(item, MAX_TEXT_CHARS)))
+            continue
+        if not isinstance(item, dict):
+            continue
+        kind = item.get("type")
+        if kind == "text":
+            text = item.get("text")
+            if isinstance(text, str):
+                blocks.append(Block("text", _cut(text, MAX_TEXT_CHARS)))
+        elif kind == "thinking":
+            text = item.get("thinking")
+            if isinstance(text, str):
+                blocks.append(Block("thinking", _cut(text, MAX_TEXT_CHARS)))
+        elif kind == "tool_use":
+            tool_input = item.get("input")
+            blocks.append(
+                Block(
+                    "tool_use",
+                    tool_name=_string(item.get("name")),
+                    tool_input=tool_input if isinstance(tool_input, dict) else {},
+                    tool_use_id=_string(item.get("id")),
+                )
+            )
+        elif kind == "tool_result":
+            blocks.append(
+                Block(
+                    "tool_result",
+                    _result_text(item.get("content")),
+                    tool_use_id=_string(item.get("tool_use_id")),
+                    is_error=item.get("is_error") is True,
+                    result=_small_result(tool_result),
+                )
+            )
+        elif kind == "image":
+            blocks.append(Block("image"))
+    return blocks
+
+
+def parse_record(obj: Any, line: int, transcript_path: str | None = None) -> Entry | None:
+    """One decoded record as an ``Entry``, or ``None`` when it is not a conversation record.
+
+    Never raises: a record of a known type with fields of unexpected types yields what can be
+    read from it.
+    """
+    if not isinstance(obj, dict):
+        return None
+    kind = obj.get("type")
+    if kind not in ENTRY_TYPES:
+        return None
+    if kind == "summary":
+        text = obj.get("summary")
+        blocks = [Block("text", _cut(text, MAX_TEXT_CHARS))] if isinstance(text, str) else []
+        role = "summary"
+    elif kind == "system":
+        text = obj.get("content")
+        blocks = [Block("text", _cut(text, MAX_TEXT_CHARS))] if isinstance(text, str) else []
+        role = "system"
+    else:
+        message = obj.get("message")
+        if isinstance(message, dict):
+            content = message.get("content")
+            role = message.get("role") if message.get("role") in ("user", "assistant") else kind
+        else:
+            content, role = message if isinstance(message, str) else None, kind
+        blocks = _blocks(content, obj.get("toolUseResult"))
+    return Entry(
+        line=line,
+        role=role,
+        blocks=blocks,
+        session_id=_string(obj.get("sessionId")),
+        uuid=_string(obj.get("uuid")),
+        timestamp=_string(obj.get("timestamp")),
+        cwd=_string(obj.get("cwd")),
+        branch=_string(obj.get("gitBranch")),
+        is_sidechain=obj.get("isSidechain") is True,
+        agent_id=_string(obj.get("agentId")),
+        is_compact_summary=obj.get("isCompactSummary") is True,
+        is_meta=obj.get("isMeta") is True,
+        subtype=_string(obj.get("subtype")),
+        transcript_path=transcript_path,
+    )
+
+
+def parse_line(
+    raw: RawLine, transcript_path: str | None = None, stats: ParseStats | None = None
+) -> Entry | None:
+    """Decode one line; count what it was in ``stats``."""
+    stats = stats if stats is not None else ParseStats()
+    stats.lines += 1
+    if raw.data is None:
+        stats.oversized += 1
+        return None
+    text = _decode(raw.data)
+    if not text:
+        stats.blank += 1
+        return None
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        stats.malformed += 1
+        return None
+    if not isinstance(obj, dict):
+        stats.malformed += 1
+        return None
+    kind = obj.get("type")
+    if kind not in ENTRY_TYPES:
+        stats.skip(kind if isinstance(kind, str) and kind else "untyped")
+        return None
+    try:
+        entry = parse_record(obj, raw.number, transcript_path)
+    except Exception:
+        entry = None
+    if entry is None:
+        stats.malformed += 1
+        return None
+    stats.entries += 1
+    return entry
+
+
+def iter_entries(
+    path: str | Path, offset: int = 0, line: int = 0, stats: ParseStats | None = None
+) -> Iterator[tuple[Entry | None, RawLine]]:
+    """Every complete line from ``offset`` with its entry (``None`` for skipped lines)."""
+    stats = stats if stats is not None else ParseStats()
+    key = str(path)
+    for raw in read_lines(path, offset, line, stats):
+        yield parse_line(raw, key, stats), raw
+
+
+def parse_file(path: str | Path, stats: ParseStats | None = None) -> list[Entry]:
+    """Every entry of a (small) transcript; use ``iter_entries`` for big ones."""
+    return [e for e, _ in iter_entries(path, stats=stats) if e is not None]
+
+
+# ----------------------------------------------------------------- sessions
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """What a transcript says about itself in its first lines."""
+
+    session_id: str | None
+    cwd: str | None
+    branch: str | None
+    version: str | None
+    first_timestamp: str | None
+
+
+def session_info(path: str | Path, max_lines: int = 200) -> SessionInfo:
+    """Session id, working folder, branch and version from the first records that carry them.
+
+    Old transcripts may open with ``summary`` records that carry none of these, so this reads
+    up to ``max_lines`` lines. The session id falls back to the file's name.
+    """
+    found: dict[str, str] = {}
+    wanted = {
+        "sessionId": "session_id",
+        "cwd": "cwd",
+        "gitBranch": "branch",
+        "version": "version",
+        "timestamp": "first_timestamp",
+    }
+    for raw in read_lines(path):
+        if raw.number > max_lines or len(found) == len(wanted):
+            break
+        if raw.data is None:
+            continue
+        try:
+            obj = json.loads(_decode(raw.data))
+        except ValueError:
+            continue
+        if not isinstance(obj, dict):
+            continue
+        for source, name in wanted.items():
+            value = obj.get(source)
+            if name not in found and isinstance(value, str) and value:
+                found[name] = value
+    return SessionInfo(
+        session_id=found.get("session_id") or Path(path).stem,
+        cwd=found.get("cwd"),
+        branch=found.get("branch"),
+        version=found.get("version"),
+        first_timestamp=found.get("first_timestamp"),
+    )
+
+
+def subagent_transcripts(session_path: str | Path) -> list[Path]:
+    """The transcripts of a session's subagents, in both on-disk layouts.
+
+    * 2.x: ``<folder>/<session-id>/subagents/**/agent-*.jsonl`` (any depth: workflows nest);
+    * 1.x: ``<folder>/agent-*.jsonl`` beside the session, claimed by their ``sessionId``.
+    """
+    session_path = Path(session_path)
+    session_id = session_path.stem
+    found: list[Path] = []
+    nested = session_path.parent / session_id / "subagents"
+    if nested.is_dir():
+        found += sorted(p for p in nested.rglob("*.jsonl") if p.is_file())
+    if not session_path.name.startswith("agent-"):
+        for candidate in sorted(session_path.parent.glob("agent-*.jsonl")):
+            try:
+                owner = session_info(candidate, max_lines=20).session_id
+            except OSError:
+                continue
+            if owner == session_id:
+                found.append(candidate)
+    return found
