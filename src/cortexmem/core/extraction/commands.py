@@ -5,18 +5,24 @@ from __future__ import annotations
 import re
 from typing import Final
 
-# program (as it appears in a command) -> what kind of run it is
+# Programs that run tests, and programs that check code, as the first words of a command
+# (after wrappers such as ``uv run`` or ``npx``): ``cat pytest.ini`` runs nothing.
 _TEST_RUNNERS: Final = re.compile(
-    r"(?:^|[\s;&|(/])(?:"
-    r"pytest|py\.test|python3? -m (?:pytest|unittest)|tox|nox|jest|vitest|mocha|karma|"
-    r"go test|cargo (?:test|nextest)|(?:npm|pnpm|yarn|bun)(?: run)? test|rspec|phpunit|"
-    r"mvn (?:-\S+ )*test|gradlew? test|make (?:test|check)|ctest|dotnet test|mix test|"
-    r"deno test|swift test|zig build test"
-    r")\b"
+    r"(?:pytest|py\.test|unittest|tox|nox|jest|vitest|mocha|karma|go test|"
+    r"cargo (?:test|nextest|llvm-cov)|(?:npm|pnpm|yarn|bun)(?: run)? test|rspec|phpunit|"
+    r"mvn (?:-\S+ )*test|\S*gradlew? test|make (?:test|check)|ctest|dotnet test|mix test|"
+    r"deno test|swift test|zig build test|coverage run|just (?:test|check))\b"
 )
 _CHECKERS: Final = re.compile(
-    r"(?:^|[\s;&|(/])(?:mypy|pyright|ruff(?: check)?|flake8|pylint|eslint|tsc|"
-    r"cargo (?:check|clippy)|golangci-lint|go vet|rubocop|shellcheck|biome)\b"
+    r"(?:mypy|pyright|ruff check|ruff(?! format)|flake8|pylint|eslint|tsc|"
+    r"cargo (?:check|clippy)|golangci-lint|go vet|rubocop|shellcheck|biome|"
+    r"(?:just|make) lint|pre-commit run)\b"
+)
+_SEGMENTS: Final = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
+_WRAPPER: Final = re.compile(
+    r"^(?:\w+=\S*\s+|(?:uv|poetry|pipenv|pdm|hatch|rye) run\s+|npx\s+|bunx\s+|"
+    r"pnpm exec\s+|time\s+|sudo\s+|env\s+|python3?(?:\.\d+)? -m\s+|\.venv/bin/|"
+    r"\(\s*)"
 )
 _GIT_COMMIT: Final = re.compile(r"\bgit\s+(?:-\S+\s+)*commit\b")
 _COMMIT_LINE: Final = re.compile(
@@ -32,6 +38,7 @@ _ERRORISH: Final = re.compile(
     r"error|exception|failed|failure|traceback|assert|fatal|denied|not found|no such|cannot",
     re.IGNORECASE,
 )
+_RAISED: Final = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)\b")
 _SUMMARY: Final = re.compile(
     r"(?:\b\d+ (?:passed|failed|errors?)\b.*|Success: no issues found.*|Found \d+ errors?.*|"
     r"All checks passed!?|test result: .*|Tests?:\s+.*(?:passed|failed).*|OK(?: \(.*\))?$|"
@@ -52,14 +59,43 @@ def normalise_command(command: str) -> str:
         text = shorter
 
 
+def display_command(command: str) -> str:
+    """The command as one line: its first line, normalised, with " …" when there is more
+    (a heredoc commit message, a script)."""
+    lines = [ln for ln in command.strip().splitlines() if ln.strip()]
+    if not lines:
+        return ""
+    first = normalise_command(lines[0])
+    return first + " …" if len(lines) > 1 else first
+
+
+def _programs(command: str) -> list[tuple[str, str]]:
+    """``(kind, program)`` for each part of a command that runs tests or checks, in order."""
+    found: list[tuple[str, str]] = []
+    for segment in _SEGMENTS.split(normalise_command(command)):
+        while True:
+            shorter = _WRAPPER.sub("", segment, count=1)
+            if shorter == segment:
+                break
+            segment = shorter
+        for kind, pattern in (("test", _TEST_RUNNERS), ("check", _CHECKERS)):
+            match = pattern.match(segment)
+            if match:
+                found.append((kind, match.group(0)))
+                break
+    return found
+
+
+def runners(command: str) -> list[str]:
+    """The test runners and checkers a command runs (``["ruff check", "pytest"]``), in order."""
+    return list(dict.fromkeys(program for _, program in _programs(command)))
+
+
 def run_kind(command: str) -> str | None:
-    """``"test"`` for a test runner, ``"check"`` for a type checker or linter, else ``None``."""
-    text = normalise_command(command)
-    if _TEST_RUNNERS.search(text):
-        return "test"
-    if _CHECKERS.search(text):
-        return "check"
-    return None
+    """``"test"`` when a command runs tests, ``"check"`` when it only runs a type checker or
+    linter, else ``None``."""
+    kinds = {kind for kind, _ in _programs(command)}
+    return "test" if "test" in kinds else "check" if kinds else None
 
 
 def is_git_commit(command: str) -> bool:
@@ -87,6 +123,9 @@ def error_line(output: str) -> str:
     lines = [ln for ln in lines if not _EXIT_CODE.match(ln)]
     if not lines:
         return "no output"
+    if any(ln.startswith("Traceback (most recent call last)") for ln in lines):
+        raised = [ln for ln in lines if _RAISED.match(ln)]
+        return (raised[-1] if raised else lines[-1])[:240]
     for ln in lines:
         if _ERRORISH.search(ln):
             return ln[:240]

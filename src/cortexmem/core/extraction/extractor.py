@@ -8,6 +8,7 @@ input such as a subagent's work summary goes through ``entries_from_summary`` fi
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Final
 
@@ -32,6 +33,12 @@ SALIENCE: Final = {
     "progress": 0.4,
 }
 SUBAGENT_DISCOUNT: Final = 0.9
+# What Claude Code writes before every compaction summary: no information in it.
+_COMPACT_PREAMBLE: Final = re.compile(
+    r"^\s*This session is being continued from a previous conversation[^\n]*\n"
+    r"(?:[^\n]*summarized below:?\s*\n)?",
+    re.IGNORECASE,
+)
 MAX_COMPACT_SUMMARY: Final = 4_000
 
 
@@ -108,7 +115,7 @@ class Extractor:
         return events
 
     def _compact_summary(self, entry: Entry) -> list[Event]:
-        text = entry.text.strip()
+        text = _COMPACT_PREAMBLE.sub("", entry.text).strip()
         if not text:
             return []
         return [

@@ -33,7 +33,9 @@ MARKERS: Final[tuple[Marker, ...]] = (
     _m("fix", r"\bthe root cause (?:was|is)\b", 0.8),
     _m("fix", r"\bfixed (?:it|this|that|the \w+) by\b", 0.7),
     _m("fix", r"\bthe (?:problem|issue|bug) was (?:that|caused)\b", 0.7),
-    _m("rejected", r"\b(?:rejected|ruled out|decided against)\b", 0.75),
+    _m("rejected", r"\b(?:I|we)(?:'ve| have)? (?:\w+ )?(?:rejected|ruled out)\b", 0.75),
+    _m("rejected", r"\bdecided against\b", 0.75),
+    _m("rejected", r"\b(?:was|were|is|are) (?:rejected|ruled out) (?:because|since|as)\b", 0.7),
     _m("rejected", r"\b(?:we|I)(?:'ll| will)? (?:not|won't) (?:use|go with)\b", 0.6),
     _m("decision", r"\b(?:I|we)(?:'ve| have)? decided\b", 0.8),
     _m("decision", r"\bdecided to\b", 0.75),
@@ -56,6 +58,7 @@ MARKERS: Final[tuple[Marker, ...]] = (
 _NOT_A_STATEMENT: Final = re.compile(
     r"(?:\?\s*$"
     r"|^(?:if|should|shall|would|could|do|does|did|can|may|might|when|whether|unless)\b"
+    r"|^(?:now,? )?(?:let me|let's|I'll|I will|I need to|I'm going to)\b.*:\s*$"
     r"|\b(?:haven't|have not|hasn't|not yet|undecided|not decided|before deciding|"
     r"could|might|maybe|perhaps|would you|do you want|let me know)\b)",
     re.IGNORECASE,

@@ -37,10 +37,10 @@ RULES: Final[dict[str, Rule]] = {
     "plan_step": Rule("progress", 4, "Done: "),
     "commit": Rule("progress", 5),
     "compact_summary": Rule("progress", 5, "Session summary: "),
-    "subagent_summary": Rule("context", 4, "Subagent report: "),
 }
 MEMORY_CONTENT: Final = 2_000
-MIN_CONFIDENCE: Final = 0.5
+# Below this an event stays an event: "instead of" alone (0.55) is as often an aside as a choice.
+MIN_CONFIDENCE: Final = 0.6
 
 
 def worth_remembering(event: Event) -> bool:

@@ -97,9 +97,13 @@ class StructuralLayer:
     def _target(self, name: str, tool_input: dict[str, Any], entry: Entry) -> str:
         return _path(tool_input, None, entry.cwd) or _text(tool_input.get("pattern"))[:100]
 
-    def _failure(self, entry: Entry, name: str, target: str, output: str) -> list[Event]:
-        line = commands.error_line(output)
-        self.failures[(name, target)] = (line, self.files_seen)
+    def _failure(
+        self, entry: Entry, name: str, target: str, output: str, keys: list[str] | None = None
+    ) -> list[Event]:
+        line = commands.outcome_summary(output) if name == "Bash" else None
+        line = line or commands.error_line(output)
+        for key in keys or [target]:
+            self.failures[(name, key)] = (target, line, self.files_seen)
         what = f"`{target}`" if name == "Bash" else f"{name} {target}".strip()
         return [
             self.make(
@@ -109,20 +113,22 @@ class StructuralLayer:
             )
         ]  # fmt: skip
 
-    def _success(self, entry: Entry, name: str, target: str) -> list[Event]:
+    def _success(
+        self, entry: Entry, name: str, target: str, shown: str | None = None
+    ) -> list[Event]:
         failed = self.failures.pop((name, target), None)
         if failed is None:
             return []
-        line, seen = failed
+        failed_call, line, seen = failed
         changed = self.recent_files[max(0, len(self.recent_files) - (self.files_seen - seen)) :]
         changed = list(dict.fromkeys(changed))
-        what = f"`{target}`" if name == "Bash" else f"{name} {target}".strip()
+        what = f"`{failed_call}`" if name == "Bash" else f"{name} {failed_call}".strip()
         how = f" after changes to {', '.join(changed[:8])}" if changed else " when run again"
         return [
             self.make(
-                "error_resolved", f"{what} failed ({line}) and succeeded{how}", entry,
+                "error_resolved", f"{what} failed ({line}) and passed{how}", entry,
                 confidence=0.9, salience=0.7 if name == "Bash" else 0.2, layer="structural",
-                tool=name, target=target, error=line, files=changed or None,
+                tool=name, target=failed_call, passed=shown, error=line, files=changed or None,
             )
         ]  # fmt: skip
 
@@ -155,10 +161,9 @@ class StructuralLayer:
         output = block.text or "\n".join(
             _text(result.get(k)) for k in ("stdout", "stderr") if _text(result.get(k))
         )
-        normal = commands.normalise_command(command)
         kind = commands.run_kind(command)
         failed = commands.run_failed(block.is_error, output) if kind else block.is_error
-        shown = clip(normal, 300)
+        shown = clip(commands.display_command(command), 300)
         events = [
             self.make(
                 "command", f"Ran `{shown}`" + (" (failed)" if failed else ""), entry,
@@ -178,10 +183,14 @@ class StructuralLayer:
                     command=shown, run=kind, ok=not failed, summary=summary,
                 )
             )  # fmt: skip
+        # Runs of a tool resolve each other whatever their flags ("ruff check --fix ." fails,
+        # "ruff check ." passes); other commands must match exactly.
+        targets = commands.runners(command) if kind else [shown]
         if failed:
-            events += self._failure(entry, "Bash", shown, output)
+            events += self._failure(entry, "Bash", shown, output, keys=targets)
         else:
-            events += self._success(entry, "Bash", shown)
+            for target in targets:
+                events += self._success(entry, "Bash", target, shown=shown)
             if commands.is_git_commit(command):
                 events += self._commit(entry, command, output)
         return events

@@ -48,10 +48,10 @@ def find_tags(text: str) -> list[tuple[str, str]]:
     for match in _TYPED.finditer(prose):
         word = match.group(1).lower()
         body = match.group(2).strip()
-        if word not in TAG_KINDS or not body:
+        if not body:
             continue
         typed_spans.append(match.span())
-        found.append((match.start(), TAG_KINDS[word], body))
+        found.append((match.start(), TAG_KINDS.get(word, "knowledge"), body))
     for match in _UNTYPED.finditer(prose):
         if any(start <= match.start() < end for start, end in typed_spans):
             continue

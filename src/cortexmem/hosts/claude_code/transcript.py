@@ -128,7 +128,7 @@ def read_lines(
 def _is_whole_object(data: bytes) -> bool:
     try:
         return isinstance(json.loads(_decode(data)), dict)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nesting deeper than json allows
         return False
 
 
@@ -244,7 +244,7 @@ def parse_record(obj: Any, line: int, transcript_path: str | None = None) -> Ent
     if not isinstance(obj, dict):
         return None
     kind = obj.get("type")
-    if kind not in ENTRY_TYPES:
+    if not isinstance(kind, str) or kind not in ENTRY_TYPES:  # a list or dict is unhashable
         return None
     if kind == "summary":
         text = obj.get("summary")
@@ -295,14 +295,14 @@ def parse_line(
         return None
     try:
         obj = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         stats.malformed += 1
         return None
     if not isinstance(obj, dict):
         stats.malformed += 1
         return None
     kind = obj.get("type")
-    if kind not in ENTRY_TYPES:
+    if not isinstance(kind, str) or kind not in ENTRY_TYPES:
         stats.skip(kind if isinstance(kind, str) and kind else "untyped")
         return None
     try:
@@ -366,7 +366,7 @@ def session_info(path: str | Path, max_lines: int = 200) -> SessionInfo:
             continue
         try:
             obj = json.loads(_decode(raw.data))
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if not isinstance(obj, dict):
             continue

@@ -1,0 +1,615 @@
+"""Three-layer extraction: structural facts, keyword markers, [MEMORY] tags → events → memories."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cortexmem.core.extraction import (
+    EVENT_KINDS,
+    ExtractionContext,
+    Extractor,
+    entries_from_summary,
+    extract,
+    to_memories,
+)
+from cortexmem.core.extraction.commands import (
+    commit_details,
+    display_command,
+    error_line,
+    normalise_command,
+    run_failed,
+    run_kind,
+    runners,
+)
+from cortexmem.core.extraction.keywords import classify, find_markers
+from cortexmem.core.extraction.tags import find_tags
+from cortexmem.core.session import Block, Entry
+from cortexmem.hosts.claude_code.transcript import parse_file
+
+from conftest import SHARED_DATA
+
+TRANSCRIPTS = SHARED_DATA / "transcripts"
+RELIABILITY = TRANSCRIPTS / "claude-reliability"
+
+
+# ----------------------------------------------------------------- a tiny session builder
+
+
+class Session:
+    """Builds entries the way a transcript would hold them: a tool call, then its result."""
+
+    def __init__(self, branch: str | None = "main") -> None:
+        self.entries: list[Entry] = []
+        self.branch = branch
+        self.calls = 0
+
+    def _add(self, role: str, blocks: list[Block], **extra) -> None:
+        line = len(self.entries) + 1
+        self.entries.append(
+            Entry(
+                line=line,
+                role=role,
+                blocks=blocks,
+                session_id="s-1",
+                branch=self.branch,
+                timestamp=f"2026-03-02T10:00:{line:02d}.000Z",
+                cwd="/home/dev/app",
+                **extra,
+            )
+        )
+
+    def say(self, text: str, role: str = "assistant", branch: str | None = None, **extra):
+        self._add(role, [Block("text", text)], **extra)
+        if branch is not None:
+            self.entries[-1].branch = branch
+        return self
+
+    def tool(
+        self, name: str, tool_input: dict, output: str = "", *, error: bool = False, result=None
+    ) -> Session:
+        self.calls += 1
+        call_id = f"toolu_{self.calls:03d}"
+        self._add("assistant", [Block("tool_use", tool_name=name, tool_input=tool_input,
+                                      tool_use_id=call_id)])  # fmt: skip
+        self._add("user", [Block("tool_result", output, tool_use_id=call_id, is_error=error,
+                                 result=result)])  # fmt: skip
+        return self
+
+    def bash(self, command: str, output: str = "", *, error: bool = False) -> Session:
+        return self.tool("Bash", {"command": command}, output, error=error)
+
+    def events(self, ctx: ExtractionContext | None = None):
+        return extract(self.entries, ctx or ExtractionContext(session_id="s-1"))
+
+
+def kinds(events, *wanted: str) -> list[tuple[str, str]]:
+    return [(e.kind, e.content) for e in events if not wanted or e.kind in wanted]
+
+
+# ----------------------------------------------------------------- layer 1: structural
+
+
+def test_edits_and_writes_become_files_modified_relative_to_the_project():
+    events = (
+        Session()
+        .tool("Write", {"file_path": "/home/dev/app/app/idempotency.py", "content": "x"},
+              result={"type": "create", "filePath": "/home/dev/app/app/idempotency.py"})
+        .tool("Edit", {"file_path": "/home/dev/app/app/routes.py", "old_string": "a",
+                       "new_string": "b"})
+        .tool("Edit", {"file_path": "/elsewhere/x.py"}, "String not found", error=True)
+        .events()
+    )  # fmt: skip
+    assert kinds(events, "file_modified") == [
+        ("file_modified", "Created app/idempotency.py"),
+        ("file_modified", "Modified app/routes.py"),
+    ]
+    assert kinds(events, "error") == [
+        ("error", "Edit /elsewhere/x.py failed: String not found"),
+    ]
+
+
+def test_a_failing_test_run_then_a_fix_then_a_pass_is_an_error_resolved():
+    events = (
+        Session()
+        .bash("cd /home/dev/app && uv run pytest -q 2>&1 | tail -5",
+              "Exit code 1\nE   AssertionError: 409 != 200\n1 failed, 3 passed in 0.41s",
+              error=True)
+        .tool("Edit", {"file_path": "/home/dev/app/app/idempotency.py"})
+        .bash("uv run pytest -q", "4 passed in 0.39s")
+        .events()
+    )  # fmt: skip
+    assert kinds(events, "test_run", "error", "error_resolved") == [
+        ("test_run", "Tests failed: `uv run pytest -q` (1 failed, 3 passed in 0.41s)"),
+        ("error", "`uv run pytest -q` failed: 1 failed, 3 passed in 0.41s"),
+        ("test_run", "Tests passed: `uv run pytest -q` (4 passed in 0.39s)"),
+        (
+            "error_resolved",
+            "`uv run pytest -q` failed (1 failed, 3 passed in 0.41s) and passed after changes "
+            "to app/idempotency.py",
+        ),
+    ]
+    resolved = next(e for e in events if e.kind == "error_resolved")
+    assert resolved.payload["files"] == ["app/idempotency.py"]
+
+
+def test_a_checker_run_with_other_flags_still_resolves_the_failure():
+    events = (
+        Session()
+        .bash("uv run ruff check --fix .", "Found 6 errors (3 fixed, 3 remaining).", error=True)
+        .bash("uv run ruff check . && uv run pytest -q", "All checks passed!\n5 passed in 1s")
+        .events()
+    )  # fmt: skip
+    assert [e.kind for e in events if e.kind == "error_resolved"] == ["error_resolved"]
+
+
+def test_a_summary_that_reports_failures_fails_the_run_even_with_exit_status_zero():
+    assert run_failed(False, "=== 2 failed, 10 passed in 3.2s ===")
+    assert not run_failed(False, "10 passed in 3.2s")
+    assert run_failed(True, "")
+
+
+def test_commits_are_read_from_git_output_or_from_the_message():
+    events = (
+        Session(branch="feature/x")
+        .bash("git add -A && git commit -m \"$(cat <<'EOF'\nAdd keys\n\nBody\nEOF\n)\"",
+              "[feature/x 3f2c1a9] Add keys\n 3 files changed, 120 insertions(+)")
+        .bash("git commit -m 'Fix the retry'", "")
+        .bash("git commit --dry-run -m 'nothing'", "")
+        .events()
+    )  # fmt: skip
+    assert kinds(events, "commit") == [
+        ("commit", "Committed 3f2c1a9 on feature/x: Add keys"),
+        ("commit", "Committed on feature/x: Fix the retry"),
+    ]
+    assert commit_details("git commit", "nothing") == (None, None)
+
+
+def test_todo_lists_become_a_plan_and_steps_whose_status_changes_are_recorded_once():
+    todo = lambda *s: {"todos": [{"content": c, "status": st_, "activeForm": c} for c, st_ in s]}  # noqa: E731
+    events = (
+        Session()
+        .tool("TodoWrite", todo(("Add table", "in_progress"), ("Add route", "pending")))
+        .tool("TodoWrite", todo(("Add table", "in_progress"), ("Add route", "pending")))
+        .tool("TodoWrite", todo(("Add table", "completed"), ("Add route", "in_progress")))
+        .events()
+    )  # fmt: skip
+    assert kinds(events, "plan", "plan_step") == [
+        ("plan", "Plan (2 steps): Add table; Add route"),
+        ("plan_step", "[in_progress] Add table"),
+        ("plan_step", "[pending] Add route"),
+        ("plan_step", "[completed] Add table"),
+        ("plan_step", "[in_progress] Add route"),
+    ]
+    assert [m.content for m in to_memories(events)] == ["Done: Add table"]
+
+
+def test_task_tools_of_newer_versions_are_plan_steps_too():
+    events = (
+        Session()
+        .tool("TaskCreate", {"subject": "Port the parser"}, "ok", result={"task": {"id": "1"}})
+        .tool("TaskUpdate", {"taskId": "1", "status": "completed"}, "ok")
+        .events()
+    )  # fmt: skip
+    assert kinds(events, "plan_step") == [
+        ("plan_step", "[pending] Port the parser"),
+        ("plan_step", "[completed] Port the parser"),
+    ]
+
+
+def test_an_approved_plan_is_remembered_and_a_refused_one_is_not():
+    events = (
+        Session()
+        .tool("exit_plan_mode", {"plan": "1. Add a retry table\n2. Schedule retries"}, "ok")
+        .tool("ExitPlanMode", {"plan": "1. Use Celery"}, "User rejected the plan", error=True)
+        .events()
+    )  # fmt: skip
+    plans = [e for e in events if e.kind == "plan"]
+    assert [p.payload["approved"] for p in plans] == [True, False]
+    assert [m.content for m in to_memories(events)] == [
+        "Plan: 1. Add a retry table\n2. Schedule retries"
+    ]
+
+
+def test_a_subagent_report_is_kept_and_read_for_markers():
+    events = (
+        Session()
+        .tool("Task", {"description": "Survey retries", "subagent_type": "general-purpose"},
+              "Retries use a fixed sleep. Gotcha: sender.py swallows ConnectionError.")
+        .events()
+    )  # fmt: skip
+    assert kinds(events, "subagent_summary", "gotcha") == [
+        (
+            "subagent_summary",
+            "Survey retries: Retries use a fixed sleep. Gotcha: sender.py swallows "
+            "ConnectionError.",
+        ),
+        ("gotcha", "Gotcha: sender.py swallows ConnectionError."),
+    ]
+    gotcha = next(e for e in events if e.kind == "gotcha")
+    assert gotcha.confidence == pytest.approx(0.7 * 0.9)
+
+
+def test_a_result_without_its_call_and_a_call_without_its_result_yield_nothing():
+    orphan = Entry(1, "user", [Block("tool_result", "ok", tool_use_id="toolu_zzz")])
+    dangling = Entry(2, "assistant", [Block("tool_use", tool_name="Bash", tool_use_id="t1")])
+    assert extract([orphan, dangling]) == []
+
+
+# ----------------------------------------------------------------- commands
+
+
+@pytest.mark.parametrize(
+    ("command", "kind"),
+    [
+        ("uv run pytest tests/ -q", "test"),
+        ("python -m pytest", "test"),
+        ("cargo test --all", "test"),
+        ("npm run test", "test"),
+        ("go test ./...", "test"),
+        ("uv run mypy app", "check"),
+        ("ruff check .", "check"),
+        ("npx tsc --noEmit", "check"),
+        ("ls -la", None),
+        ("cat pytest.ini", None),
+        ("echo mypy", None),
+        ("uv run ruff format .", None),
+        ("cd app && FOO=1 uv run python -m pytest -x 2>&1 | tail -5", "test"),
+    ],
+)
+def test_run_kinds(command: str, kind: str | None):
+    assert run_kind(command) == kind
+
+
+def test_command_helpers():
+    assert normalise_command("cd /a/b && uv run pytest -q 2>&1 | tail -20") == "uv run pytest -q"
+    assert display_command("git commit -m \"$(cat <<'EOF'\nmsg\nEOF\n)\"").endswith(" …")
+    assert runners("uv run ruff check . && uv run pytest -q") == ["ruff check", "pytest"]
+    assert error_line(
+        "Exit code 1\nTraceback (most recent call last):\n  File x\nKeyError: 'a'"
+    ) == ("KeyError: 'a'")
+    assert error_line("") == "no output"
+
+
+# ----------------------------------------------------------------- layer 2: keywords
+
+
+@pytest.mark.parametrize(
+    ("sentence", "speaker", "kind"),
+    [
+        ("I decided to use a unique index instead of a Redis lock.", "assistant", "decision"),
+        ("We've decided the cache lives in Redis.", "assistant", "decision"),
+        ("I'm going with APScheduler rather than Celery.", "assistant", "decision"),
+        ("Let's go with the simpler parser for now.", "assistant", "decision"),
+        ("We rejected Celery because there is no broker in production.", "assistant", "rejected"),
+        ("The fix was to compare the request hash as well as the key.", "assistant", "fix"),
+        ("The root cause was a stale connection pool.", "assistant", "fix"),
+        ("Watch out: the signature covers the raw body bytes.", "assistant", "gotcha"),
+        ("Always use `uv run` in this repo, never bare python.", "user", "preference"),
+        ("I prefer small commits with one change each.", "user", "preference"),
+        ("Never commit directly to main.", "assistant", "preference"),
+        ("Used Result<T, E> instead of raising exceptions.", "assistant", "decision"),
+    ],
+)
+def test_marked_sentences(sentence: str, speaker: str, kind: str):
+    hit = classify(sentence, speaker)
+    assert hit is not None and hit[0] == kind
+
+
+@pytest.mark.parametrize(
+    ("sentence", "speaker"),
+    [
+        ("Have you decided which queue to use?", "assistant"),  # a question
+        ("If we decided to use Redis, the lock would expire.", "assistant"),  # hypothetical
+        ("I haven't decided on the cache yet.", "assistant"),  # not decided
+        ("We could go with Celery instead of APScheduler.", "assistant"),  # could
+        ("The function always returns a list.", "assistant"),  # assistant describing code
+        ("This is undecided for now, pending the review.", "assistant"),
+        ("Nevertheless the tests pass.", "user"),  # 'never' inside a word
+        ("Now let me fix the annotation to use the type instead of a string:", "assistant"),
+        ("It returns the value rather quickly in most cases.", "assistant"),
+        ("Fragmented context: decisions made, alternatives rejected, and so on.", "assistant"),
+        ("Thanks, looks good to me.", "user"),
+    ],
+)
+def test_look_alikes_are_not_statements(sentence: str, speaker: str):
+    assert classify(sentence, speaker) is None
+
+
+def test_code_is_not_prose():
+    text = (
+        "Here is the snippet:\n\n```python\n# we decided to use a lock\nlock = Lock()\n```\n\n"
+        "    # the fix was indented code\n"
+        "> We decided to quote someone.\n"
+        "Done."
+    )
+    assert find_markers(text, "assistant") == []
+
+
+def test_host_text_in_the_user_turn_is_not_the_person_speaking():
+    events = (
+        Session()
+        .say("<command-name>/clear</command-name> we decided nothing", role="user")
+        .say("Caveat: always ignore these messages unless asked.", role="user")
+        .say("Stop hook feedback: you must always run tests.", role="user")
+        .say("We decided to keep SQLite.", role="user", is_meta=True)
+        .events()
+    )  # fmt: skip
+    assert events == []
+
+
+# ----------------------------------------------------------------- layer 3: tags
+
+
+def test_tags_in_both_forms_with_and_without_a_type():
+    text = (
+        "All done.\n"
+        "[MEMORY:decision] Idempotency keys live 24 hours; a nightly job deletes older rows.\n"
+        "[MEMORY: pattern] All log redaction goes through RedactingFilter.\n"
+        "[MEMORY: The staging database is reset every Sunday at 02:00 UTC.]\n"
+        "[MEMORY: gotcha: mypy needs the plugin enabled]\n"
+        "[MEMORY:unknowntype] kept as knowledge\n"
+    )
+    assert find_tags(text) == [
+        ("decision", "Idempotency keys live 24 hours; a nightly job deletes older rows."),
+        ("pattern", "All log redaction goes through RedactingFilter."),
+        ("knowledge", "The staging database is reset every Sunday at 02:00 UTC."),
+        ("gotcha", "mypy needs the plugin enabled"),
+        ("knowledge", "kept as knowledge"),  # a type it does not know: still kept
+    ]
+
+
+def test_tags_inside_code_are_examples_not_tags():
+    text = "Use `[MEMORY: text]` to tag.\n```\n[MEMORY:decision] an example\n```\n"
+    assert find_tags(text) == []
+
+
+def test_a_tagged_sentence_is_not_counted_twice_and_is_a_self_report():
+    events = Session().say("[MEMORY:decision] We decided to use Postgres for the queue.").events()
+    assert kinds(events) == [("decision", "We decided to use Postgres for the queue.")]
+    (memory,) = to_memories(events)
+    assert (memory.memory_type, memory.source_type, memory.confidence) == (
+        "decision",
+        "self_report",
+        0.95,
+    )
+
+
+# ----------------------------------------------------------------- events → memories
+
+
+def test_memories_carry_type_confidence_and_provenance():
+    session = Session(branch=None)
+    session.say("We decided to shard by tenant id.")
+    session.say("Watch out: the migration locks the table.", branch="feature/shard")
+    events = session.events(
+        ExtractionContext(session_id="s-9", transcript_path="/t.jsonl", branch="main",
+                          commit="abc1234")
+    )  # fmt: skip
+    decision, gotcha = events
+    assert decision.provenance.to_dict() == {
+        "session_id": "s-9",
+        "transcript_path": "/t.jsonl",
+        "line": 1,
+        "branch": "main",  # the line has none: the live session's branch
+        "commit": "abc1234",
+    }
+    assert gotcha.provenance.branch == "feature/shard"  # the line's own branch wins
+    assert decision.created_at == "2026-03-02T10:00:01.000000Z"  # when it was said
+    memories = to_memories(events)
+    assert [(m.memory_type, m.priority) for m in memories] == [("decision", 8), ("gotcha", 7)]
+    assert memories[0].source_session == "s-9"
+    assert memories[0].source_context.commit == "abc1234"
+    assert "event:decision" in memories[0].tags
+
+
+def test_commands_edits_and_low_confidence_markers_stay_events():
+    events = (
+        Session()
+        .bash("ls", "a b")
+        .tool("Edit", {"file_path": "/home/dev/app/x.py"})
+        .say("I used a dict instead of a list here.")
+        .events()
+    )  # fmt: skip
+    assert {e.kind for e in events} == {"command", "file_modified", "decision"}
+    assert to_memories(events) == []
+
+
+def test_every_event_kind_is_documented():
+    events = (
+        Session()
+        .say("We decided X. We rejected Y because Z. The fix was W. Watch out for V.")
+        .say("Always do U.", role="user")
+        .bash("pytest", "1 failed", error=True)
+        .bash("pytest", "1 passed")
+        .bash("git commit -m 'm'", "[main abc1234] m")
+        .events()
+    )  # fmt: skip
+    assert {e.kind for e in events} <= set(EVENT_KINDS)
+
+
+def test_structured_summaries_are_fed_like_a_transcript():
+    entries = entries_from_summary(
+        {
+            "summary": "Surveyed the webhook sender.",
+            "decisions": ["Retries use exponential backoff capped at one hour"],
+            "gotchas": ["sender.py swallows ConnectionError"],
+            "done": ["Mapped every call site"],
+        },
+        session_id="s-2",
+        branch="feature/retry",
+    )
+    events = extract(entries)
+    assert kinds(events) == [
+        ("decision", "Retries use exponential backoff capped at one hour"),
+        ("gotcha", "sender.py swallows ConnectionError"),
+        ("progress", "Mapped every call site"),
+    ]
+    assert all(e.confidence == 0.95 and e.provenance.branch == "feature/retry" for e in events)
+    assert entries_from_summary({}) == []
+
+
+def test_extraction_is_deterministic():
+    session = Session().say("We decided to use Postgres.").bash("pytest", "3 passed")
+    first = [(e.kind, e.content, e.provenance) for e in session.events()]
+    second = [(e.kind, e.content, e.provenance) for e in session.events()]
+    assert first == second
+
+
+# ----------------------------------------------------------------- never raises
+
+
+texts = st.text(max_size=300) | st.sampled_from(
+    ["We decided to", "[MEMORY:decision] x", "[MEMORY: ", "```", "the fix was", "?", ""]
+)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=10,
+)
+blocks = st.builds(
+    Block,
+    kind=st.sampled_from(["text", "thinking", "tool_use", "tool_result", "image"]),
+    text=texts,
+    tool_name=st.sampled_from(
+        [
+            None,
+            "Bash",
+            "Edit",
+            "Write",
+            "TodoWrite",
+            "ExitPlanMode",
+            "Task",
+            "TaskCreate",
+            "TaskUpdate",
+            "Weird",
+        ]
+    ),
+    tool_input=st.dictionaries(
+        st.sampled_from(["command", "file_path", "todos", "plan", "subject", "taskId", "status"]),
+        json_values,
+        max_size=4,
+    ),
+    tool_use_id=st.sampled_from([None, "t1", "t2"]),
+    is_error=st.booleans(),
+    result=st.none() | st.dictionaries(st.text(max_size=8), json_values, max_size=3),
+)
+entries = st.builds(
+    Entry,
+    line=st.integers(0, 10_000),
+    role=st.sampled_from(["user", "assistant", "system", "summary"]),
+    blocks=st.lists(blocks, max_size=4),
+    branch=st.none() | st.text(max_size=10),
+    timestamp=st.none() | st.text(max_size=30) | st.just("2026-01-01T00:00:00.000Z"),
+    is_compact_summary=st.booleans(),
+    is_meta=st.booleans(),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(entries, max_size=8))
+def test_extraction_never_raises(items: list[Entry]):
+    extractor = Extractor(ExtractionContext(session_id="s"))
+    events = [e for entry in items for e in extractor.feed(entry)] + extractor.finish()
+    to_memories(events)
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts, st.sampled_from(["user", "assistant"]))
+def test_text_layers_never_raise(text: str, speaker: str):
+    find_markers(text, speaker)
+    find_tags(text)
+
+
+# ----------------------------------------------------------------- real sessions
+
+
+def real_events(path):
+    return extract(parse_file(path), ExtractionContext(session_id="s", transcript_path=str(path)))
+
+
+@pytest.mark.skipif(not RELIABILITY.exists(), reason=f"{RELIABILITY} is not here")
+def test_real_session_coverage_test_fix():
+    """A real CC 2.1.14 run: add a function and its test, a Stop hook forces a commit, then a
+    second commit finds nothing to commit. Expected list written after reading the file."""
+    events = real_events(RELIABILITY / "coverage-test-fix.jsonl")
+    wanted = [(e.provenance.line, e.kind, e.content) for e in events if e.kind != "command"]
+    assert wanted == [
+        (13, "file_modified", "Modified src/math_utils.py"),
+        (14, "file_modified", "Modified tests/test_math_utils.py"),
+        (21, "test_run",
+         "Tests passed: `python -m pytest tests/test_math_utils.py -v` (2 passed in 0.00s)"),
+        (24, "commit", "Committed 6322cf4 on master: Add multiply_numbers function with test"),
+        (33, "file_modified", "Modified .gitignore"),
+        (37, "error",
+         "`git add .gitignore && git commit -m \"$(cat <<'EOF' …` failed: On branch master"),
+    ]  # fmt: skip
+    assert [m.content for m in to_memories(events)] == [
+        "Committed 6322cf4 on master: Add multiply_numbers function with test"
+    ]
+    # the Stop hook's feedback ("Cannot exit with unstaged changes ... always") is the host
+    assert not [e for e in events if e.payload.get("layer") == "keyword"]
+
+
+@pytest.mark.skipif(not RELIABILITY.exists(), reason=f"{RELIABILITY} is not here")
+def test_real_session_python_to_rust_port():
+    """A real run porting a Python library to Rust: a survey subagent, a 10-step todo list
+    worked through, cargo test and coverage runs, one commit."""
+    events = real_events(RELIABILITY / "python-to-rust-port.jsonl")
+    by_kind = lambda k: [(e.provenance.line, e.content) for e in events if e.kind == k]  # noqa: E731
+    assert [line for line, _ in by_kind("subagent_summary")] == [4]
+    assert by_kind("subagent_summary")[0][1].startswith("Explore Python project structure: ")
+    assert [c.split(":")[0] for _, c in by_kind("plan")] == ["Plan (10 steps)", "Plan (9 steps)"]
+    completed = [c for _, c in by_kind("plan_step") if c.startswith("[completed]")]
+    assert completed == [
+        "[completed] Initialize Rust library project structure",
+        "[completed] Port string_utils module",
+        "[completed] Port math_utils module",
+        "[completed] Port list_utils module",
+        "[completed] Port dict_utils module",
+        "[completed] Port validation module",
+        "[completed] Run tests and ensure 100% coverage",
+        "[completed] Update Justfile for Rust",
+        "[completed] Delete Python source files",
+    ]
+    assert [line for line, _ in by_kind("test_run")] == [44, 49, 52, 75, 79]
+    assert all(c.split(":")[0] in ("Tests passed", "Checks passed") for _, c in by_kind("test_run"))
+    assert by_kind("file_modified") == [
+        (13, "Modified Cargo.toml"),
+        (18, "Modified src/lib.rs"),
+        (22, "Created src/string_utils.rs"),
+        (26, "Created src/math_utils.rs"),
+        (31, "Created src/list_utils.rs"),
+        (35, "Created src/dict_utils.rs"),
+        (39, "Created src/validation.rs"),
+        (59, "Modified Justfile"),
+    ]
+    assert by_kind("commit") == [
+        (94, "Committed 7e2d976 on master: Port Python utility library to Rust")
+    ]
+    assert by_kind("decision") == [
+        (86, "Used `Result<T, E>` instead of raising exceptions for `factorial()`")
+    ]
+    assert not by_kind("error")
+    memories = to_memories(events)
+    assert sum(m.content.startswith("Done: ") for m in memories) == 9
+    assert not [m for m in memories if m.memory_type == "decision"]  # 0.55: below the bar
+
+
+@pytest.mark.skipif(not (TRANSCRIPTS / "slopometry").exists(), reason="slopometry/ is not here")
+def test_real_session_with_a_compaction():
+    events = real_events(TRANSCRIPTS / "slopometry" / "transcript.jsonl")
+    (summary,) = [e for e in events if e.kind == "compact_summary"]
+    assert summary.provenance.line == 399
+    assert not summary.content.startswith("This session is being continued")
+    plans = [e for e in events if e.kind == "plan" and e.payload.get("tool") == "ExitPlanMode"]
+    assert [p.provenance.line for p in plans] == [51, 133]
+    resolved = [
+        (e.provenance.line, e.payload["target"])
+        for e in events
+        if e.kind == "error_resolved" and e.payload["tool"] == "Bash"
+    ]
+    assert resolved == [(269, "uv run ruff check --fix ."), (701, "uv run ruff check .")]
