@@ -28,6 +28,11 @@ SEED_ROWS = {
         "INSERT INTO observations (session_id, tool, ok, at, tool_use_id) VALUES "
         "('s-old', 'Bash', 1, '2025-01-01T00:00:00.000000Z', 'toolu_old')",
     ],
+    4: [
+        "INSERT INTO embeddings (memory_seq, model, dim, source_hash, vector, version, "
+        "embedded_at) SELECT seq, 'old-model', 2, content_hash, zeroblob(8), 1, "
+        "'2025-01-01T00:00:00.000000Z' FROM memories WHERE id = 'm-old-1'",
+    ],
 }
 
 

@@ -95,11 +95,11 @@ def rank(
         cent = centrality(c.in_degree, c.max_in_degree)
         imp = importance(c.memory.priority, cent, access_score(c.memory.access_count, c.max_access))
         ranked.append(Ranked(c.memory, c.scope, blend(rel, imp, text_weight), rel, imp, cent))
-    ranked.sort(key=_order_key)
+    ranked.sort(key=order_key)
     return ranked[: max(0, limit)]
 
 
-def _order_key(r: Ranked) -> tuple[float, float, str, str]:
+def order_key(r: Ranked) -> tuple[float, float, str, str]:
     # created_at sorts as text; invert it for "newest first" without parsing dates.
     newest_first = "".join(chr(0x10FFFF - ord(ch)) for ch in r.memory.created_at)
     return (-r.score, -r.relevance, newest_first, r.memory.id)

@@ -409,6 +409,129 @@ class SQLiteStore:
 
         return self._read(op)
 
+    # ----------------------------------------------------------------- vectors
+
+    def embedding_backlog(self, model: str, limit: int) -> list[tuple[int, Memory]]:
+        """Memories (active or archived) with no vector from ``model`` for their current
+        content, oldest first, as ``(seq, memory)``."""
+        sql = (
+            f"SELECT m.seq, {', '.join('m.' + c.strip() for c in _MEMORY_SELECT.split(','))} "
+            "FROM memories m LEFT JOIN embeddings e ON e.memory_seq = m.seq "
+            "WHERE m.status IN ('active', 'archived') AND (e.memory_seq IS NULL "
+            "OR e.model != ? OR e.source_hash != m.content_hash) ORDER BY m.seq LIMIT ?"
+        )
+        rows = self._read(lambda conn: conn.execute(sql, (model, limit)).fetchall())
+        return [(int(r[0]), row_to_memory(r[1:])) for r in rows]
+
+    def embedding_backlog_size(self, model: str) -> int:
+        sql = (
+            "SELECT count(*) FROM memories m LEFT JOIN embeddings e ON e.memory_seq = m.seq "
+            "WHERE m.status IN ('active', 'archived') AND (e.memory_seq IS NULL "
+            "OR e.model != ? OR e.source_hash != m.content_hash)"
+        )
+        return int(self._read(lambda conn: conn.execute(sql, (model,)).fetchone()[0]))
+
+    def put_embeddings(self, model: str, dim: int, items: Sequence[tuple[int, str, bytes]]) -> int:
+        """Store ``(seq, source_hash, float32 bytes)`` vectors of ``model``; one transaction.
+        A memory deleted meanwhile is skipped."""
+        if not items:
+            return 0
+        when = utc_now()
+
+        def op(conn: sqlite3.Connection) -> int:
+            version = conn.execute("SELECT coalesce(max(version), 0) + 1 FROM embeddings")
+            version = int(version.fetchone()[0])
+            written = 0
+            for seq, source_hash, blob in items:
+                if len(blob) != dim * 4:
+                    raise ValueError(f"vector of {len(blob)} bytes is not {dim} float32 values")
+                written += conn.execute(
+                    "INSERT INTO embeddings (memory_seq, model, dim, source_hash, vector, "
+                    "version, embedded_at) SELECT ?, ?, ?, ?, ?, ?, ? "
+                    "WHERE EXISTS (SELECT 1 FROM memories WHERE seq = ?) "
+                    "ON CONFLICT (memory_seq) DO UPDATE SET model = excluded.model, "
+                    "dim = excluded.dim, source_hash = excluded.source_hash, "
+                    "vector = excluded.vector, version = excluded.version, "
+                    "embedded_at = excluded.embedded_at",
+                    (seq, model, dim, source_hash, blob, version, when, seq),
+                ).rowcount
+            return written
+
+        return self._write(op)
+
+    def embedding_state(self, model: str) -> tuple[int, int]:
+        """``(count, highest version)`` of ``model``'s vectors: a cache compares these to know
+        whether it is current."""
+        row = self._read(
+            lambda conn: conn.execute(
+                "SELECT count(*), coalesce(max(version), 0) FROM embeddings WHERE model = ?",
+                (model,),
+            ).fetchone()
+        )
+        return int(row[0]), int(row[1])
+
+    def load_embeddings(
+        self, model: str, after_version: int = 0
+    ) -> list[tuple[int, int, str, bytes]]:
+        """``(seq, version, memory_type, vector bytes)`` of ``model`` written after
+        ``after_version``."""
+        return self._read(
+            lambda conn: conn.execute(
+                "SELECT e.memory_seq, e.version, m.memory_type, e.vector FROM embeddings e "
+                "JOIN memories m ON m.seq = e.memory_seq WHERE e.model = ? AND e.version > ? "
+                "ORDER BY e.memory_seq",
+                (model, after_version),
+            ).fetchall()
+        )
+
+    def candidates_by_seq(
+        self, scored: Sequence[tuple[int, float]], flt: MemoryFilter, scope: str
+    ) -> list[Candidate]:
+        """The memories of ``(seq, similarity)`` pairs that pass ``flt``, as candidates in the
+        given order (similarity is their relevance)."""
+        if not scored:
+            return []
+        similarity = dict(scored)
+        where, params = _filter_sql(flt)
+        marks = ", ".join("?" * len(similarity))
+        sql = (
+            f"SELECT m.seq, {', '.join('m.' + c.strip() for c in _MEMORY_SELECT.split(','))}, "
+            "(SELECT count(*) FROM edges e WHERE e.target_id = m.id AND e.status = 'active') "
+            f"FROM memories m WHERE m.seq IN ({marks}) AND {where}"
+        )
+
+        def op(conn: sqlite3.Connection) -> list[Candidate]:
+            rows = conn.execute(sql, (*similarity, *params)).fetchall()
+            if not rows:
+                return []
+            max_in, max_access = self._maxima(conn)
+            order = {seq: i for i, (seq, _) in enumerate(scored)}
+            rows.sort(key=lambda r: order[int(r[0])])
+            return [
+                Candidate(
+                    memory=row_to_memory(r[1:21]),
+                    scope=scope,
+                    relevance=similarity[int(r[0])],
+                    in_degree=int(r[21]),
+                    max_in_degree=max_in,
+                    max_access=max_access,
+                )
+                for r in rows
+            ]
+
+        return self._read(op)
+
+    def seq_of(self, memory_ids: Sequence[str]) -> dict[str, int]:
+        if not memory_ids:
+            return {}
+        marks = ", ".join("?" * len(memory_ids))
+        rows = self._read(
+            lambda conn: conn.execute(
+                f"SELECT id, seq FROM memories WHERE id IN ({marks})", tuple(memory_ids)
+            ).fetchall()
+        )
+        return {str(r[0]): int(r[1]) for r in rows}
+
     @staticmethod
     def _maxima(conn: sqlite3.Connection) -> tuple[int, int]:
         max_in = conn.execute(

@@ -22,6 +22,7 @@ EVENT_KINDS: Final[dict[str, str]] = {
     "command": "a shell command run, with whether it succeeded",
     "test_run": "a test or check run (pytest, jest, cargo test, mypy, ruff ...) and its outcome",
     "error": "a tool call that failed, with its first meaningful error line",
+    "refused": "a tool call the person refused to allow",
     "error_resolved": "a failure followed by the same call succeeding, with what changed between",
     "fix": "a stated fix or root cause ('the fix was ...')",
     "commit": "a git commit made in the session",

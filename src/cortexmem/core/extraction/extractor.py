@@ -33,6 +33,7 @@ SALIENCE: Final = {
     "progress": 0.4,
 }
 SUBAGENT_DISCOUNT: Final = 0.9
+_SUMMARY_HEADING: Final = re.compile(r"^\s*(?:#+\s*)?Summary:?\s*$", re.MULTILINE)
 # What Claude Code writes before every compaction summary: no information in it.
 _COMPACT_PREAMBLE: Final = re.compile(
     r"^\s*This session is being continued from a previous conversation[^\n]*\n"
@@ -116,6 +117,9 @@ class Extractor:
 
     def _compact_summary(self, entry: Entry) -> list[Event]:
         text = _COMPACT_PREAMBLE.sub("", entry.text).strip()
+        # Claude Code's summaries think aloud first ("Analysis: ...") then give the summary.
+        parts = _SUMMARY_HEADING.split(text, maxsplit=1)
+        text = parts[-1].strip() or text
         if not text:
             return []
         return [

@@ -25,6 +25,8 @@ EDIT_TOOLS: Final = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
 # Older and newer names of the same tools.
 TOOL_ALIASES: Final = {"exit_plan_mode": "ExitPlanMode", "Agent": "Task"}
 TODO_STATUSES: Final = ("pending", "in_progress", "completed")
+# What Claude Code answers when the person refuses a tool call: a choice, not a failure.
+REFUSAL: Final = "The user doesn't want to proceed with this tool use"
 
 
 def tool_name(name: str | None) -> str:
@@ -82,6 +84,8 @@ class StructuralLayer:
         if not block.tool_use_id or block.tool_use_id not in self.pending:
             return []
         name, tool_input = self.pending.pop(block.tool_use_id)
+        if block.is_error and block.text.startswith(REFUSAL) and name != "ExitPlanMode":
+            return self._refused(entry, name, tool_input)
         handler = getattr(self, "_on_" + name, None)
         events: list[Event] = list(handler(entry, block, tool_input)) if handler else []
         if name in EDIT_TOOLS:
@@ -93,6 +97,23 @@ class StructuralLayer:
         return events
 
     # ------------------------------------------------------------- failures and resolutions
+
+    def _refused(self, entry: Entry, name: str, tool_input: dict[str, Any]) -> list[Event]:
+        if name == "Bash":
+            what = f"`{clip(commands.display_command(_text(tool_input.get('command'))), 300)}`"
+        else:
+            what = f"{name} {self._target(name, tool_input, entry)}".strip()
+        return [
+            self.make(
+                "refused",
+                f"The person refused {what}",
+                entry,
+                confidence=1.0,
+                salience=0.5,
+                layer="structural",
+                tool=name,
+            )
+        ]
 
     def _target(self, name: str, tool_input: dict[str, Any], entry: Entry) -> str:
         return _path(tool_input, None, entry.cwd) or _text(tool_input.get("pattern"))[:100]

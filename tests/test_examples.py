@@ -1,0 +1,75 @@
+"""The sample sessions in examples/ extract to the memories examples/README.md lists."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from cortexmem.services.context import Context
+from cortexmem.services.ingest import ingest
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "sessions"
+
+pytestmark = pytest.mark.skipif(not EXAMPLES.exists(), reason="examples/ is not here")
+
+
+@pytest.fixture(scope="module")
+def memories(
+    tmp_path_factory,
+) -> list:
+    project = tmp_path_factory.mktemp("payments-api")
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    ingest([EXAMPLES], into=project)
+    with Context.for_cwd(project) as ctx:
+        return list(ctx.require("project").iter_memories())
+
+
+def find(memories, start: str):
+    hits = [m for m in memories if m.content.startswith(start)]
+    assert hits, f"no memory starts with {start!r}"
+    return hits[0]
+
+
+@pytest.mark.parametrize(
+    ("start", "memory_type", "source_type", "branch"),
+    [
+        ("Always use `uv run`", "pattern", "extraction", "main"),
+        ("I decided to enforce idempotency with a unique index", "decision", "extraction", "main"),
+        ("Idempotency keys live 24 hours", "decision", "self_report", "main"),
+        ("The fix was to compare the request hash", "gotcha", "extraction", "main"),
+        ("`uv run pytest tests/test_idempotency.py -q` failed", "gotcha", "extraction", "main"),
+        ("Committed 3f2c1a9 on main", "progress", "extraction", "main"),
+        ("Gotcha: sender.py swallows ConnectionError", "gotcha", "extraction",
+         "feature/retry-webhooks"),
+        ("Watch out: the webhook signature must be computed over the raw request body", "gotcha",
+         "extraction", "feature/retry-webhooks"),
+        ("I'm going with APScheduler rather than Celery", "decision", "extraction",
+         "feature/retry-webhooks"),
+        ("Plan: # Retry failed outgoing webhooks", "progress", "extraction",
+         "feature/retry-webhooks"),
+        ("Session summary: 1. Primary Request", "progress", "extraction", "main"),
+        ("Never log card numbers", "pattern", "extraction", "main"),
+        ("The fix was to return an empty string", "gotcha", "extraction", "main"),
+        ("`uv run mypy app` failed", "gotcha", "extraction", "main"),
+        ("All log redaction goes through app.logging.RedactingFilter", "pattern", "self_report",
+         "main"),
+        ("The staging database is reset every Sunday", "context", "self_report", "main"),
+    ],
+)  # fmt: skip
+def test_listed_memories_are_extracted(memories, start, memory_type, source_type, branch):
+    memory = find(memories, start)
+    assert (memory.memory_type, memory.source_type, memory.branch) == (
+        memory_type,
+        source_type,
+        branch,
+    )
+
+
+def test_what_stays_an_event(memories):
+    contents = " ".join(m.content for m in memories)
+    assert "python -m pytest -q" not in contents  # refused by the person, not a failure
+    assert "fresh test merchants" not in contents  # a 0.55 marker: below the bar
+    assert sum(m.content.startswith("Done: ") for m in memories) == 8
+    assert len(memories) == 27
