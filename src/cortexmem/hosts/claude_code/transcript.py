@@ -82,9 +82,12 @@ def read_lines(
         if offset > 0:
             # The last read ended at a tail without its newline: that newline is not a line.
             fh.seek(offset - 1)
-            around = fh.read(2)
-            if around[:1] != b"\n" and around[1:] == b"\n":
-                offset += 1
+            around = fh.read(3)
+            if around[:1] != b"\n":
+                if around[1:] == b"\r\n":
+                    offset += 2
+                elif around[1:2] == b"\n":
+                    offset += 1
         fh.seek(offset)
         pos = offset
         buf = bytearray()
