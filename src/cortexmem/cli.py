@@ -702,6 +702,15 @@ def demo(keep: bool) -> None:
     run_demo(keep=keep)
 
 
+def _register_more() -> None:
+    from cortexmem import cli_graph
+
+    cli_graph.register(cli)
+
+
+_register_more()
+
+
 def main() -> None:
     """Console-script entry point."""
     try:

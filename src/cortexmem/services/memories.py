@@ -84,7 +84,7 @@ def get(ctx: Context, memory_id: str) -> Found:
 
 def edges_of(ctx: Context, found: Found) -> list[Edge]:
     store = ctx.require(found.scope)
-    return [e for e in store.iter_edges() if found.memory.id in (e.source_id, e.target_id)]
+    return store.edges_touching([found.memory.id])
 
 
 def forget(ctx: Context, memory_id: str) -> Found:

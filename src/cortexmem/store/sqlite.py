@@ -589,6 +589,40 @@ class SQLiteStore:
         for row in rows:
             yield _row_to_edge(row)
 
+    def edges_touching(self, memory_ids: Iterable[str]) -> list[Edge]:
+        """Every edge (any status) with one of ``memory_ids`` at either end."""
+        ids = sorted(set(memory_ids))
+        out: list[Edge] = []
+        for start in range(0, len(ids), 400):
+            chunk = ids[start : start + 400]
+            marks = ", ".join("?" * len(chunk))
+            rows = self._retry(
+                lambda chunk=chunk, marks=marks: self._conn.execute(
+                    "SELECT id, source_id, target_id, relation_type, strength, bidirectional, "
+                    f"status, created_at FROM edges WHERE source_id IN ({marks}) "
+                    f"OR target_id IN ({marks}) ORDER BY id",
+                    (*chunk, *chunk),
+                ).fetchall()
+            )
+            out += [_row_to_edge(r) for r in rows]
+        return list({e.id: e for e in out}.values())
+
+    def get_memories(self, memory_ids: Iterable[str]) -> dict[str, Memory]:
+        ids = sorted(set(memory_ids))
+        found: dict[str, Memory] = {}
+        for start in range(0, len(ids), 400):
+            chunk = ids[start : start + 400]
+            marks = ", ".join("?" * len(chunk))
+            rows = self._retry(
+                lambda chunk=chunk, marks=marks: self._conn.execute(
+                    f"SELECT {_MEMORY_SELECT} FROM memories WHERE id IN ({marks})", chunk
+                ).fetchall()
+            )
+            for row in rows:
+                memory = row_to_memory(row)
+                found[memory.id] = memory
+        return found
+
     def append_event(self, event: Event) -> bool:
         row = _event_row(redact_event(event))
         cur = self._write(lambda conn: conn.execute(_INSERT_EVENT, row))

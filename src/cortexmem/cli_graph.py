@@ -1,0 +1,102 @@
+"""``cortex traverse`` and ``cortex index-code``: commands about the graph between memories.
+
+Registered on the main group by ``cortexmem.cli``; like every command, each imports what it
+needs inside its body.
+"""
+
+from __future__ import annotations
+
+import click
+
+from cortexmem.model import RELATION_TYPES
+
+
+def _context(click_ctx: click.Context):
+    from cortexmem.cli import _context as context
+
+    return context(click_ctx)
+
+
+def _print_json(data: object) -> None:
+    from cortexmem.cli import _print_json as print_json
+
+    print_json(data)
+
+
+def _line(memory, width: int = 100) -> str:
+    from cortexmem.core.text import shorten
+
+    return f"{memory.id} [{memory.memory_type}] {shorten(memory.content, width)}"
+
+
+@click.command()
+@click.argument("memory_id")
+@click.option("-d", "--depth", type=click.IntRange(1, 10), default=2, show_default=True)
+@click.option(
+    "-t",
+    "--type",
+    "types",
+    type=click.Choice(RELATION_TYPES),
+    multiple=True,
+    help="Follow only edges of this type (repeatable).",
+)
+@click.option(
+    "--direction",
+    type=click.Choice(["out", "in", "both"]),
+    default="both",
+    show_default=True,
+    help="out: edges from each memory; in: edges to it.",
+)
+@click.option(
+    "--min-strength", type=click.FloatRange(0, 1), default=0.0, show_default=True,
+    help="Ignore weaker edges.",
+)  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@click.pass_context
+def traverse(
+    click_ctx: click.Context,
+    memory_id: str,
+    depth: int,
+    types: tuple[str, ...],
+    direction: str,
+    min_strength: float,
+    as_json: bool,
+) -> None:
+    """Walk the graph from MEMORY_ID breadth-first; results grouped by depth.
+
+    Example: cortex traverse m-01jd3x --depth 3 --type source_of --direction out
+    """
+    from cortexmem.services.graph import walk
+
+    ctx = _context(click_ctx)
+    start, levels = walk(
+        ctx, memory_id, depth=depth, types=types, direction=direction,  # type: ignore[arg-type]
+        min_strength=min_strength,
+    )  # fmt: skip
+    if as_json:
+        _print_json(
+            {
+                "start": start.memory.to_dict(),
+                "scope": start.scope,
+                "depths": [[r.to_dict() for r in level] for level in levels],
+            }
+        )
+        return
+    click.echo(_line(start.memory))
+    if not levels:
+        click.echo("  (no edges to follow)")
+    for number, level in enumerate(levels, start=1):
+        click.echo(f"depth {number}:")
+        for r in level:
+            arrow = "→" if r.edge.source_id == r.via else "←"
+            click.echo(
+                f"  {arrow} {r.edge.relation_type} ({r.edge.strength:.2f}) from {r.via[:14]}: "
+                f"{_line(r.memory, 80)}"
+            )
+
+
+def register(group: click.Group) -> None:
+    group.add_command(traverse)
+
+
+__all__ = ["register"]
