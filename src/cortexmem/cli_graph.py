@@ -6,6 +6,8 @@ needs inside its body.
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from cortexmem.model import RELATION_TYPES
@@ -95,8 +97,57 @@ def traverse(
             )
 
 
+@click.command(name="index-code")
+@click.argument("targets", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON report.")
+@click.pass_context
+def index_code(click_ctx: click.Context, targets: tuple[str, ...], as_json: bool) -> None:
+    """Index source code for recall: TARGET is a file, a folder, or FILE::SYMBOL.
+
+    Each function, class and method (Python; other languages: each file) is stored raw as a
+    `code` memory with a prose description (`code_description`, from its name, signature,
+    docstring and comments) linked to it. Recall finds the prose and shows the code with it.
+    Indexing again keeps what did not change and archives old versions.
+
+    Example: cortex index-code app/webhooks/retry.py::Retrier.backoff
+    """
+    from pathlib import Path
+
+    from cortexmem.services.code_index import IndexReport, code_files
+    from cortexmem.services.code_index import index_code as run
+
+    ctx = _context(click_ctx)
+    base = (click_ctx.find_root().obj or {}).get("cwd") or Path.cwd()
+    total = IndexReport()
+    quiet = as_json or not sys.stderr.isatty()
+    for target in targets:
+        if quiet:
+            report = run(ctx, target, base=base)
+        else:
+            from rich.progress import Progress
+
+            path = Path(target.partition("::")[0])
+            count = len(code_files(path if path.is_absolute() else base / path))
+            with Progress(transient=True) as progress:
+                task = progress.add_task(f"indexing {target}", total=count or None)
+                report = run(ctx, target, base=base, on_file=lambda _f, t=task: progress.advance(t))
+        for name in ("files", "units", "added", "unchanged", "archived"):
+            setattr(total, name, getattr(total, name) + getattr(report, name))
+        total.skipped += report.skipped
+    if as_json:
+        _print_json(total.to_dict())
+        return
+    click.echo(
+        f"Indexed {total.units} units in {total.files} files: {total.added} memories added, "
+        f"{total.unchanged} unchanged, {total.archived} old versions archived."
+    )
+    for path, reason in total.skipped:
+        click.echo(f"  skipped {path}: {reason}", err=True)
+
+
 def register(group: click.Group) -> None:
     group.add_command(traverse)
+    group.add_command(index_code)
 
 
 __all__ = ["register"]

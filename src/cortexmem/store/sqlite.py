@@ -325,6 +325,50 @@ class SQLiteStore:
 
         return self._write(op)
 
+    def replace_tagged(
+        self, tag: str, memories: Sequence[Memory], edges: Sequence[tuple[int, int, str]]
+    ) -> tuple[list[Memory], int, int]:
+        """Make ``memories`` (linked by ``edges`` given as index pairs) the active memories
+        tagged ``tag``, in one transaction: an existing one with the same content is kept,
+        active ones with that tag and other content are archived.
+
+        Returns ``(stored memories, how many were added, how many were archived)``.
+        """
+        memories = [redact_memory(m) for m in memories]
+
+        def op(conn: sqlite3.Connection) -> tuple[list[Memory], int, int]:
+            stored: list[Memory] = []
+            added = 0
+            for memory in memories:
+                row = conn.execute(
+                    f"SELECT {_MEMORY_SELECT} FROM memories WHERE content_hash = ? "
+                    "AND status = 'active' LIMIT 1",
+                    (memory.content_hash,),
+                ).fetchone()
+                if row is None:
+                    conn.execute(_INSERT_MEMORY, memory_to_row(memory))
+                    stored.append(memory)
+                    added += 1
+                else:
+                    stored.append(row_to_memory(row))
+            keep = [m.id for m in stored]
+            marks = ", ".join("?" * len(keep)) or "''"
+            archived = conn.execute(
+                "UPDATE memories SET status = 'archived', updated_at = ? WHERE status = 'active'"
+                " AND EXISTS (SELECT 1 FROM json_each(memories.tags) WHERE value = ?)"
+                f" AND id NOT IN ({marks})",
+                (utc_now(), tag, *keep),
+            ).rowcount
+            for a, b, relation in edges:
+                conn.execute(
+                    "INSERT OR IGNORE INTO edges (id, source_id, target_id, relation_type, "
+                    "strength, bidirectional, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    _edge_row(Edge(stored[a].id, stored[b].id, relation)),
+                )
+            return stored, added, archived
+
+        return self._write(op)
+
     def add_memories(self, memories: Iterable[Memory]) -> int:
         rows = [memory_to_row(redact_memory(m)) for m in memories]
         self._write(lambda conn: conn.executemany(_INSERT_MEMORY, rows))
