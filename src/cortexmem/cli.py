@@ -280,6 +280,13 @@ def remember(
     "--all-branches", is_flag=True, help="Include progress and context recorded on any branch."
 )
 @click.option("-n", "--limit", type=click.IntRange(1, 200), default=10, show_default=True)
+@click.option(
+    "--alpha",
+    type=click.FloatRange(0, 1),
+    default=None,
+    help="Weight of meaning vs words: 0 words only, 1 meaning only (default 0.5, or "
+    "$CORTEX_RECALL_ALPHA).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print results as JSON.")
 @click.pass_context
 def recall(
@@ -290,14 +297,17 @@ def recall(
     branch: str | None,
     all_branches: bool,
     limit: int,
+    alpha: float | None,
     as_json: bool,
 ) -> None:
     """Find memories relevant to QUERY (any text: words, paths, questions).
 
     A query that starts with "-" goes after "--": cortex recall -- "-v flag"
 
-    Results from the project and global stores are ranked together by text relevance blended
-    with priority, how linked a memory is and how often it was useful. Decisions, architecture,
+    Results from the project and global stores are ranked together: full-text and meaning
+    (local embeddings, once `cortex reindex` or the recall server has embedded the memories)
+    fused by reciprocal rank, blended with confidence, priority, how linked a memory is and how
+    often it was useful. A code description comes with its code. Decisions, architecture,
     gotchas and patterns are shared by all branches; progress and context are filtered to the
     current branch unless --all-branches.
     """
@@ -316,6 +326,7 @@ def recall(
         branch=branch,
         all_branches=all_branches,
         limit=limit,
+        alpha=alpha,
     )
     if as_json:
         _print_json(
@@ -327,6 +338,7 @@ def recall(
                     "importance": round(r.importance, 6),
                     "scope": r.scope,
                     "memory": r.memory.to_dict(),
+                    "linked": [m.to_dict() for m in r.linked],
                 }
                 for i, r in enumerate(results, start=1)
             ]
@@ -703,9 +715,10 @@ def demo(keep: bool) -> None:
 
 
 def _register_more() -> None:
-    from cortexmem import cli_graph
+    from cortexmem import cli_ai, cli_graph
 
     cli_graph.register(cli)
+    cli_ai.register(cli)
 
 
 _register_more()

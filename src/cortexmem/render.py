@@ -33,6 +33,9 @@ def headline(m: Memory, width: int = 90) -> str:
     return shorten(m.summary or m.content, width)
 
 
+CODE_LINES = 12
+
+
 def recall_table(results: Sequence[Ranked], query: str) -> None:
     """A numbered list, two lines per memory: readable in an 80-column terminal."""
     if not results:
@@ -54,6 +57,13 @@ def recall_table(results: Sequence[Ranked], query: str) -> None:
         if m.branch:
             details.append(f"branch {m.branch}")
         console.print("     [dim]" + escape(" · ".join(details)) + "[/]")
+        for code in r.linked:
+            lines = code.content.splitlines()
+            shown = lines[:CODE_LINES] + ([f"… {len(lines) - CODE_LINES} more lines"]
+                                          if len(lines) > CODE_LINES else [])  # fmt: skip
+            console.print(f"     [dim]code {escape(code.id)}:[/]")
+            for line in shown:
+                console.print("       " + escape(line), highlight=False, soft_wrap=True)
 
 
 def memory_detail(m: Memory, scope: str, edges: Sequence[Edge]) -> None:

@@ -81,6 +81,8 @@ class Ranked:
     relevance: float
     importance: float
     centrality: float
+    # What comes with it: the code a prose description describes (``source_of``).
+    linked: tuple[Memory, ...] = ()
 
 
 def rank(

@@ -1,11 +1,44 @@
-"""Recall: search project and global stores, rank together, count what was served."""
+"""Recall: hybrid search of the project and global stores, ranked together, served with links.
+
+Two legs per store: FTS5 BM25 over the text and, when the store has vectors from the current
+model, a brute-force k-NN over the cached vector matrix. Reciprocal rank fusion joins them
+(``alpha`` 0 = lexical only, 1 = vector only) and the seed's rank formula and recency re-rank
+order the result (``core.fusion``). Results of a prose description come with the code they
+describe (``source_of`` edges), and everything served has its recall counter bumped.
+
+The embedding model is loaded only when some store has vectors to search; a store without
+any answers lexically, at lexical speed.
+"""
 
 from __future__ import annotations
 
+import os
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
 from cortexmem.core.filters import MemoryFilter
-from cortexmem.core.ranking import CANDIDATE_POOL, Ranked, rank
+from cortexmem.core.fusion import DEFAULT_ALPHA, hybrid_rank
+from cortexmem.core.ranking import CANDIDATE_POOL, Candidate, Ranked, rank
 from cortexmem.model import utc_now
 from cortexmem.services.context import SCOPES, Context, Scope
+
+VECTOR_POOL = CANDIDATE_POOL
+
+
+class QueryEmbedder(Protocol):
+    model: str
+
+    def query(self, text: str) -> Any: ...
+
+
+def default_alpha() -> float:
+    """The vector leg's weight: ``$CORTEX_RECALL_ALPHA`` or the default 0.5."""
+    try:
+        value = float(os.environ["CORTEX_RECALL_ALPHA"])
+    except (KeyError, ValueError):
+        return DEFAULT_ALPHA
+    return min(1.0, max(0.0, value))
 
 
 def recall(
@@ -19,25 +52,95 @@ def recall(
     limit: int = 10,
     statuses: tuple[str, ...] = ("active",),
     count_access: bool = True,
+    alpha: float | None = None,
+    embedder: QueryEmbedder | None = None,
+    with_links: bool = True,
 ) -> list[Ranked]:
     """The best ``limit`` memories for ``query``.
 
     ``branch`` defaults to the current git branch (progress and context from other branches are
-    hidden); ``all_branches`` lifts that. Each store yields a fixed-size candidate pool, so the
-    order never depends on ``limit`` (which is capped at the pool size).
+    hidden); ``all_branches`` lifts that. Each leg of each store yields a fixed-size candidate
+    pool, so the order never depends on ``limit`` (which is capped at the pool size).
+    ``embedder`` defaults to the project's configured model, loaded only if needed.
     """
     if not all_branches and branch is None:
         branch, _ = ctx.paths.branch_and_commit()
     flt = MemoryFilter(types=types, branch=None if all_branches else branch, statuses=statuses)
     limit = min(limit, CANDIDATE_POOL)
-    candidates = []
+    alpha = default_alpha() if alpha is None else min(1.0, max(0.0, float(alpha)))
     stores = ctx.existing(scopes)
-    for scope, store in stores:
-        candidates += store.search_text(query, flt, CANDIDATE_POOL, scope)
-    results = rank(candidates, limit)
+    lexical: list[Candidate] = []
+    if alpha < 1.0:
+        for scope, store in stores:
+            lexical += store.search_text(query, flt, CANDIDATE_POOL, scope)
+    vector: list[Candidate] = []
+    if alpha > 0.0:
+        vector = _vector_leg(ctx, stores, query, flt, embedder)
+        if not vector and alpha < 1.0:
+            alpha = 0.0  # nothing embedded yet: the lexical ranking, unchanged
+    if alpha == 0.0:
+        results = rank(lexical, limit)  # lexical only: BM25 relevance blended with importance
+    else:
+        results = hybrid_rank(lexical, vector, alpha=alpha, limit=limit, now=datetime.now(UTC))
+    if with_links and results:
+        results = _with_links(ctx, results)
     if count_access and results:
         when = utc_now()
         for scope, store in stores:
             served = [r.memory.id for r in results if r.scope == scope]
             store.record_access(served, when)
     return results
+
+
+def _vector_leg(
+    ctx: Context,
+    stores: list[tuple[Scope, Any]],
+    query: str,
+    flt: MemoryFilter,
+    embedder: QueryEmbedder | None,
+) -> list[Candidate]:
+    if embedder is None:
+        from cortexmem.services.embedding import configured_model
+
+        model = configured_model(ctx)
+    else:
+        model = embedder.model
+    searchable = [(s, st) for s, st in stores if st.embedding_state(model)[0] > 0]
+    if not searchable:
+        return []
+    from cortexmem.services.vectors import index_for
+
+    if embedder is None:
+        from cortexmem.services.embedding import Embedder
+
+        embedder = Embedder.for_context(ctx)
+    vector = embedder.query(query)
+    found: list[Candidate] = []
+    for scope, store in searchable:
+        index = index_for(store, model)
+        hits = index.search(vector, VECTOR_POOL * 2, flt.types)
+        found += store.candidates_by_seq(hits, flt, scope)[:VECTOR_POOL]
+    return found
+
+
+def _with_links(ctx: Context, results: list[Ranked]) -> list[Ranked]:
+    """Attach the code each prose description is the ``source_of``."""
+    out = []
+    for r in results:
+        if r.memory.memory_type != "code_description":
+            out.append(r)
+            continue
+        store = ctx.require(r.scope)  # type: ignore[arg-type]
+        targets = [
+            e.target_id
+            for e in store.edges_touching([r.memory.id])
+            if e.source_id == r.memory.id
+            and e.relation_type == "source_of"
+            and e.status == "active"
+        ]
+        linked = store.get_memories(targets)
+        code = tuple(m for m in (linked.get(t) for t in targets) if m and m.status == "active")
+        out.append(replace(r, linked=code))
+    # Code served under its description is not listed again on its own.
+    shown = {m.id for r in out for m in r.linked}
+    return [r for r in out if r.memory.id not in shown]

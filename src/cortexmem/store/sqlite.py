@@ -455,25 +455,33 @@ class SQLiteStore:
 
     # ----------------------------------------------------------------- vectors
 
-    def embedding_backlog(self, model: str, limit: int) -> list[tuple[int, Memory]]:
+    _BACKLOG = (
+        "FROM memories m LEFT JOIN embeddings e ON e.memory_seq = m.seq "
+        "WHERE m.status IN ('active', 'archived') AND (e.memory_seq IS NULL "
+        "OR e.model != ? OR e.source_hash != m.content_hash)"
+    )
+
+    def embedding_backlog(
+        self, model: str, limit: int, skip_types: Sequence[str] = ()
+    ) -> list[tuple[int, Memory]]:
         """Memories (active or archived) with no vector from ``model`` for their current
-        content, oldest first, as ``(seq, memory)``."""
+        content, oldest first, as ``(seq, memory)``; ``skip_types`` are never embedded."""
+        skip = ", ".join("?" * len(skip_types))
         sql = (
             f"SELECT m.seq, {', '.join('m.' + c.strip() for c in _MEMORY_SELECT.split(','))} "
-            "FROM memories m LEFT JOIN embeddings e ON e.memory_seq = m.seq "
-            "WHERE m.status IN ('active', 'archived') AND (e.memory_seq IS NULL "
-            "OR e.model != ? OR e.source_hash != m.content_hash) ORDER BY m.seq LIMIT ?"
+            f"{self._BACKLOG} {f'AND m.memory_type NOT IN ({skip})' if skip else ''} "
+            "ORDER BY m.seq LIMIT ?"
         )
-        rows = self._read(lambda conn: conn.execute(sql, (model, limit)).fetchall())
+        rows = self._read(lambda conn: conn.execute(sql, (model, *skip_types, limit)).fetchall())
         return [(int(r[0]), row_to_memory(r[1:])) for r in rows]
 
-    def embedding_backlog_size(self, model: str) -> int:
+    def embedding_backlog_size(self, model: str, skip_types: Sequence[str] = ()) -> int:
+        skip = ", ".join("?" * len(skip_types))
         sql = (
-            "SELECT count(*) FROM memories m LEFT JOIN embeddings e ON e.memory_seq = m.seq "
-            "WHERE m.status IN ('active', 'archived') AND (e.memory_seq IS NULL "
-            "OR e.model != ? OR e.source_hash != m.content_hash)"
+            f"SELECT count(*) {self._BACKLOG} "
+            f"{f'AND m.memory_type NOT IN ({skip})' if skip else ''}"
         )
-        return int(self._read(lambda conn: conn.execute(sql, (model,)).fetchone()[0]))
+        return int(self._read(lambda conn: conn.execute(sql, (model, *skip_types)).fetchone()[0]))
 
     def put_embeddings(self, model: str, dim: int, items: Sequence[tuple[int, str, bytes]]) -> int:
         """Store ``(seq, source_hash, float32 bytes)`` vectors of ``model``; one transaction.

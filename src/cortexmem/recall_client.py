@@ -1,0 +1,80 @@
+"""Talking to a project's recall server from a hook: stdlib only, milliseconds.
+
+Loading the embedding model costs ~0.5 s, far over the ~100 ms a UserPromptSubmit hook may
+take. So the model lives in one small server per project (``cortexmem.recall_server``) that
+keeps it and the vector matrix in memory; a hook connects to its Unix socket, asks, and gets
+an answer in a few milliseconds. The server is started in the background by SessionStart (or
+by the first hook that finds none) and exits by itself after ``IDLE_SECONDS`` without a
+request, so nothing is left running once sessions end.
+
+This module imports only ``os``, ``json`` and ``socket`` at the top: it is on the hook's path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+
+IDLE_SECONDS = 900.0
+MAX_REPLY = 1 << 20
+
+
+def runtime_dir() -> str:
+    """A private folder for sockets: ``$XDG_RUNTIME_DIR/cortex`` or ``/tmp/cortex-<uid>``."""
+    base = os.environ.get("XDG_RUNTIME_DIR")
+    if base and os.path.isdir(base):
+        return os.path.join(base, "cortex")
+    return os.path.join("/tmp", f"cortex-{os.getuid()}")
+
+
+def socket_path(project_hash: str) -> str:
+    return os.path.join(runtime_dir(), f"{project_hash[:16]}.sock")
+
+
+def ask(project_hash: str, request: dict, timeout: float) -> dict | None:
+    """Send one request; the reply, or ``None`` when no server answers in time."""
+    path = socket_path(project_hash)
+    if not os.path.exists(path):
+        return None
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.settimeout(timeout)
+            conn.connect(path)
+            conn.sendall(json.dumps(request).encode("utf-8") + b"\n")
+            chunks: list[bytes] = []
+            size = 0
+            while True:
+                chunk = conn.recv(65536)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+                if chunk.endswith(b"\n") or size > MAX_REPLY:
+                    break
+        reply = json.loads(b"".join(chunks).decode("utf-8"))
+        return reply if isinstance(reply, dict) else None
+    except (OSError, ValueError):
+        return None
+
+
+def start(root: str) -> bool:
+    """Start the recall server of the project at ``root`` in the background (detached: its
+    own session, no terminal, output to nowhere). A second server of the same project exits at
+    once, so calling this twice is harmless."""
+    import subprocess
+    import sys
+
+    try:
+        subprocess.Popen(
+            [sys.executable, "-m", "cortexmem.recall_server", "--root", root],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
+            cwd=root,
+        )
+        return True
+    except OSError:
+        return False

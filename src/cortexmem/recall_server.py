@@ -1,0 +1,186 @@
+"""One project's recall server: keeps the embedding model and the vector matrix warm.
+
+Run by ``recall_client.start`` as ``python -m cortexmem.recall_server --root DIR`` (or by hand,
+``cortex serve``). It listens on a Unix socket in a private folder (mode 0700), answers one
+JSON request per connection, and between requests embeds memories that have no vector yet, a
+batch at a time, so captures never wait for the model. It holds an exclusive lock for its
+lifetime (a second server of the same project exits at once) and exits by itself after
+``--idle`` seconds without a request, or when its project's store is gone.
+
+Requests (``{"op": ...}``): ``ping``; ``anticipate`` (``prompt``, optional ``branch``): the
+context to inject for a prompt, possibly empty; ``recall`` (``query``, ``limit``, ``branch``,
+``alpha``); ``sync``: embed the backlog now; ``stop``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fcntl
+import json
+import os
+import socket
+import time
+from pathlib import Path
+from typing import Any
+
+from cortexmem.recall_client import IDLE_SECONDS, runtime_dir, socket_path
+
+SYNC_EVERY = 2.0
+ACCEPT_TIMEOUT = 0.5
+
+
+class RecallServer:
+    def __init__(self, root: Path, idle: float) -> None:
+        from cortexmem.services.context import Context
+
+        self.ctx = Context.for_cwd(root)
+        self.idle = idle
+        self.last_request = time.monotonic()
+        self.last_sync = 0.0
+        self.running = True
+        self.embedder = None
+
+    # ------------------------------------------------------------- requests
+
+    def handle(self, request: dict[str, Any]) -> dict[str, Any]:
+        op = request.get("op")
+        if op == "ping":
+            return {"ok": True, "pid": os.getpid(), "root": str(self.ctx.paths.root)}
+        if op == "stop":
+            self.running = False
+            return {"ok": True}
+        if op == "sync":
+            return {"ok": True, "embedded": self.sync(deadline=None)}
+        if op == "anticipate":
+            from cortexmem.services.anticipate import anticipate
+
+            prompt = request.get("prompt")
+            if not isinstance(prompt, str):
+                return {"ok": False, "error": "anticipate needs a prompt"}
+            self.sync(deadline=time.monotonic() + 0.05)
+            found = anticipate(
+                self.ctx, prompt, branch=request.get("branch"), embedder=self._embedder()
+            )
+            return {"ok": True, "context": found.text, "ids": found.ids}
+        if op == "recall":
+            from cortexmem.services.recall import recall
+
+            query = request.get("query")
+            if not isinstance(query, str) or not query.strip():
+                return {"ok": False, "error": "recall needs a query"}
+            results = recall(
+                self.ctx,
+                query,
+                limit=int(request.get("limit") or 10),
+                branch=request.get("branch"),
+                alpha=request.get("alpha"),
+                embedder=self._embedder(),
+            )
+            return {
+                "ok": True,
+                "results": [
+                    {"score": r.score, "scope": r.scope, "memory": r.memory.to_dict()}
+                    for r in results
+                ],
+            }
+        return {"ok": False, "error": f"unknown op {op!r}"}
+
+    def _embedder(self):
+        if self.embedder is None:
+            from cortexmem.services.embedding import Embedder
+
+            self.embedder = Embedder.for_context(self.ctx)
+        return self.embedder
+
+    def sync(self, deadline: float | None) -> int:
+        """Embed memories that have no vector yet (until ``deadline``)."""
+        from cortexmem.services.embedding import sync_context
+
+        self.last_sync = time.monotonic()
+        return sync_context(self.ctx, self._embedder(), deadline=deadline).embedded
+
+    # ------------------------------------------------------------- loop
+
+    def serve(self, sock: socket.socket) -> None:
+        sock.settimeout(ACCEPT_TIMEOUT)
+        while self.running:
+            if time.monotonic() - self.last_request > self.idle:
+                break
+            if not self.ctx.paths.data_dir.exists():
+                break
+            try:
+                conn, _ = sock.accept()
+            except TimeoutError:
+                if time.monotonic() - self.last_sync > SYNC_EVERY:
+                    with contextlib.suppress(Exception):
+                        self.sync(deadline=time.monotonic() + 0.5)
+                continue
+            self.last_request = time.monotonic()
+            with conn:
+                self._answer(conn)
+
+    def _answer(self, conn: socket.socket) -> None:
+        conn.settimeout(5.0)
+        data = b""
+        with contextlib.suppress(OSError):
+            while not data.endswith(b"\n") and len(data) < 1 << 20:
+                chunk = conn.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        try:
+            request = json.loads(data.decode("utf-8"))
+            if not isinstance(request, dict):
+                raise ValueError("a request is a JSON object")
+            reply = self.handle(request)
+        except Exception as exc:  # a bad request must not stop the server
+            reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+        with contextlib.suppress(OSError):
+            conn.sendall(json.dumps(reply).encode("utf-8") + b"\n")
+
+
+def run(root: Path, idle: float = IDLE_SECONDS) -> int:
+    """Serve until idle; 0 when another server already serves this project."""
+    from cortexmem.paths import resolve
+
+    paths = resolve(root)
+    folder = runtime_dir()
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    os.chmod(folder, 0o700)
+    path = socket_path(paths.project_hash)
+    lock = open(path[: -len(".sock")] + ".lock", "w")  # noqa: SIM115 - held for the lifetime
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        lock.close()
+        return 0
+    server = RecallServer(paths.root, idle)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.bind(path)
+        os.chmod(path, 0o600)
+        sock.listen(16)
+        server.serve(sock)
+    finally:
+        sock.close()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+        server.ctx.close()
+        lock.close()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="cortexmem.recall_server", description=__doc__)
+    parser.add_argument("--root", type=Path, default=Path.cwd())
+    parser.add_argument("--idle", type=float, default=float(os.environ.get(
+        "CORTEX_SERVER_IDLE", IDLE_SECONDS)))  # fmt: skip
+    args = parser.parse_args(argv)
+    return run(args.root, args.idle)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,136 @@
+"""Keeping vectors in step with memories, and embedding recall queries.
+
+The embedding synchroniser reads the backlog (memories with no vector from the current model
+for their current content: new, edited, or embedded by another model) in batches of 50, embeds
+each batch and commits it. Unchanged memories are never embedded twice (their content hash
+matches); switching model in ``ai.yaml`` puts everything in the backlog, and old vectors are
+replaced batch by batch while recall keeps working. Nothing here runs inside a capture hook:
+the recall server drains the backlog between requests, and ``cortex reindex`` on demand.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from cortexmem.ai import Routing, effective_route, embed, embedding_text, routing_for
+from cortexmem.model import Memory
+from cortexmem.services.context import Context
+from cortexmem.store.sqlite import SQLiteStore
+
+BATCH = 50
+
+
+def memory_text(memory: Memory, project: str | None) -> str:
+    """What is embedded for a memory: ``[type] [project:name]`` then summary and content."""
+    body = f"{memory.summary}. {memory.content}" if memory.summary else memory.content
+    return embedding_text(memory.memory_type, project, body)
+
+
+def configured_model(ctx: Context) -> str:
+    """The name of the model memories of this project are embedded with (no model loaded)."""
+    return effective_route("memory", routing_for(ctx.paths.data_dir)).name
+
+
+class Embedder:
+    """The embedding façade bound to one project's routing."""
+
+    def __init__(self, routing: Routing, project: str | None) -> None:
+        self.routing = routing
+        self.project = project
+        self.route = effective_route("memory", routing)
+        self.model = self.route.name
+        code = effective_route("code", routing)
+        # Code bodies go to the local model only; when memories use another model the code
+        # would land in a different vector space, so it is found through its prose instead.
+        self.skip_types: tuple[str, ...] = () if code.name == self.model else ("code",)
+
+    @classmethod
+    def for_context(cls, ctx: Context) -> Embedder:
+        return cls(routing_for(ctx.paths.data_dir), ctx.paths.name)
+
+    def query(self, text: str) -> Any:
+        found = embed(
+            [embedding_text(None, self.project, text)],
+            use="memory",
+            routing=self.routing,
+            input_type="query",
+        )
+        return found.vectors[0]
+
+    def memories(self, memories: Sequence[Memory], project: str | None) -> Any:
+        texts = [memory_text(m, project) for m in memories]
+        use = "code" if memories and all(m.memory_type == "code" for m in memories) else "memory"
+        return embed(texts, use=use, routing=self.routing).vectors
+
+
+@dataclass
+class SyncReport:
+    model: str
+    embedded: int = 0
+    remaining: int = 0
+
+    @property
+    def finished(self) -> bool:
+        return self.remaining == 0
+
+
+def sync(
+    store: SQLiteStore,
+    embedder: Embedder,
+    *,
+    project: str | None,
+    batch: int = BATCH,
+    deadline: float | None = None,
+    on_batch: Callable[[int], None] | None = None,
+) -> SyncReport:
+    """Embed ``store``'s backlog in batches (each committed) until done or ``deadline``."""
+    from cortexmem.services.vectors import vector_bytes
+
+    report = SyncReport(embedder.model)
+    while deadline is None or time.monotonic() < deadline:
+        items = store.embedding_backlog(embedder.model, batch, embedder.skip_types)
+        if not items:
+            break
+        # One batch is one use: code and prose are embedded apart (code stays local).
+        for group in (
+            [(s, m) for s, m in items if m.memory_type == "code"],
+            [(s, m) for s, m in items if m.memory_type != "code"],
+        ):
+            if not group:
+                continue
+            vectors = embedder.memories([m for _, m in group], project)
+            rows = [
+                (seq, memory.content_hash, vector_bytes(vector))
+                for (seq, memory), vector in zip(group, vectors, strict=True)
+            ]
+            store.put_embeddings(embedder.model, int(vectors.shape[1]), rows)
+        report.embedded += len(items)
+        if on_batch is not None:
+            on_batch(len(items))
+    report.remaining = store.embedding_backlog_size(embedder.model, embedder.skip_types)
+    return report
+
+
+def sync_context(
+    ctx: Context,
+    embedder: Embedder,
+    *,
+    deadline: float | None = None,
+    on_batch: Callable[[int], None] | None = None,
+) -> SyncReport:
+    """Sync every existing store of ``ctx`` (the global one without a project prefix)."""
+    total = SyncReport(embedder.model)
+    for scope, store in ctx.existing():
+        part = sync(
+            store,
+            embedder,
+            project=ctx.paths.name if scope == "project" else None,
+            deadline=deadline,
+            on_batch=on_batch,
+        )
+        total.embedded += part.embedded
+        total.remaining += part.remaining
+    return total
