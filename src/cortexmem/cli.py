@@ -284,7 +284,7 @@ def remember(
     "--alpha",
     type=click.FloatRange(0, 1),
     default=None,
-    help="Weight of meaning vs words: 0 words only, 1 meaning only (default 0.5, or "
+    help="Weight of meaning vs words: 0 words only, 1 meaning only (default 0.4, or "
     "$CORTEX_RECALL_ALPHA).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print results as JSON.")

@@ -24,8 +24,10 @@ BATCH = 50
 
 
 def memory_text(memory: Memory, project: str | None) -> str:
-    """What is embedded for a memory: ``[type] [project:name]`` then summary and content."""
-    body = f"{memory.summary}. {memory.content}" if memory.summary else memory.content
+    """What is embedded for a memory: ``[type] [project:name]`` then content and summary."""
+    # Content first: the model reads at most 256 word pieces, and the memory's own words must
+    # not be cut off by a long summary.
+    body = f"{memory.content} {memory.summary}" if memory.summary else memory.content
     return embedding_text(memory.memory_type, project, body)
 
 

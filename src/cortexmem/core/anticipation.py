@@ -1,0 +1,81 @@
+"""Anticipatory retrieval: what, if anything, to put in front of the assistant for a prompt.
+
+Pure. The caller has ranked memories for the prompt and knows each one's cosine similarity to
+it; this decides. Injecting something irrelevant on every prompt is worse than injecting
+nothing (peers' warnings "fire on almost every unrelated prompt"), so the rule is strict:
+
+* prompts that carry no question (a slash command, "ok", "thanks", "continue") get nothing;
+* a memory qualifies only when its similarity clears ``THRESHOLD`` (measured with
+  ``bench/anticipation.py`` on prompts related and unrelated to a store);
+* at most ``MAX_ITEMS`` memories, and the whole block stays under ``TOKEN_CAP`` tokens.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from cortexmem.core.text import shorten
+from cortexmem.model import Memory
+
+THRESHOLD: Final = 0.45
+MAX_ITEMS: Final = 3
+TOKEN_CAP: Final = 200
+MIN_WORDS: Final = 3
+HEADER: Final = "Cortex memory that may bear on this request (verify before relying on it):"
+
+_TRIVIAL: Final = re.compile(
+    r"^\s*(?:/\S+.*|ok(?:ay)?|yes|no|y|n|thanks?(?: you)?|ty|continue|go on|go ahead|"
+    r"proceed|done|lgtm|sounds good|great|nice|cool)\W*\s*$",
+    re.IGNORECASE,
+)
+_WORD: Final = re.compile(r"\w+")
+
+
+@dataclass(frozen=True)
+class Pick:
+    memory: Memory
+    similarity: float
+
+
+def estimate_tokens(text: str) -> int:
+    """Tokens of ``text`` for a BPE model, estimated: the larger of characters/4 and
+    words×1.3 (code and paths run above the first, prose near the second)."""
+    words = len(_WORD.findall(text))
+    return max((len(text) + 3) // 4, int(words * 1.3 + 0.5))
+
+
+def worth_asking(prompt: str) -> bool:
+    """Whether a prompt says enough to look anything up for."""
+    return not _TRIVIAL.match(prompt) and len(_WORD.findall(prompt)) >= MIN_WORDS
+
+
+def select(
+    ranked: Sequence[Pick],
+    *,
+    threshold: float = THRESHOLD,
+    max_items: int = MAX_ITEMS,
+) -> list[Pick]:
+    """The first ``max_items`` of ``ranked`` (in its order) whose similarity clears the bar."""
+    return [p for p in ranked if p.similarity >= threshold][:max_items]
+
+
+def render(picks: Sequence[Pick], token_cap: int = TOKEN_CAP) -> str:
+    """The context block: a header and one line per memory, cut to stay under the cap."""
+    if not picks:
+        return ""
+    lines = [HEADER]
+    used = estimate_tokens(HEADER)
+    for pick in picks:
+        m = pick.memory
+        where = f", {m.branch}" if m.branch else ""
+        head = f"- [{m.memory_type}{where}, {m.id}] "
+        room = (token_cap - used - estimate_tokens(head)) * 4
+        if room < 60:
+            break
+        line = head + shorten(m.content, min(room, 400))
+        used += estimate_tokens(line)
+        lines.append(line)
+    return "\n".join(lines) if len(lines) > 1 else ""
