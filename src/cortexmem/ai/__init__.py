@@ -1,12 +1,18 @@
 """The AI façade, embedding half: ``embed(texts, use=...)`` routed by ``ai.yaml``.
 
-* Providers: ``local`` (default; MiniLM int8 ONNX shipped in the package, offline), ``voyage``
-  and ``openai`` (any OpenAI-compatible endpoint). See ``routing`` for the file.
-* Uses: ``memory`` (memories and recall queries) and ``code`` (code bodies). Code is never
-  sent to a remote provider: a ``code`` route naming one is embedded locally instead.
-* Secrets are redacted from every text before it is embedded or sent.
+* Providers: ``local`` (default; all-MiniLM-L6-v2 int8 ONNX shipped in the package, offline,
+  384 dimensions, named ``local/all-MiniLM-L6-v2-int8``), ``voyage`` and ``openai`` (any
+  OpenAI-compatible endpoint: OpenAI, Ollama's /v1, LM Studio, vLLM). See ``routing`` for the
+  file and ``remote`` for the HTTP side (retries, errors).
+* Uses: ``memory`` (memories and recall queries) and ``code`` (code bodies). **Code bodies are
+  never sent to a remote provider**: a ``code`` route naming one is embedded with the local
+  model instead (said once in the log). Only ``local`` counts as local — an OpenAI-compatible
+  server on localhost is still a network service, and the rule stays simple to audit.
+* Secrets are redacted (``cortexmem.core.redact.redact``) from every text before it is embedded
+  or sent.
 * Embedding text carries ``[type] [project:name]`` before the words (``embedding_text``), for
-  memories and queries alike, so the two line up in vector space.
+  memories and queries alike (a query has no type), so the two line up in vector space.
+* Vectors are ``(n, dim)`` float32, L2-normalised, and carry their model name and dimension.
 
 Importing this package costs nothing: numpy, onnxruntime, tokenizers, httpx and yaml are
 imported only by the functions that need them.
@@ -15,41 +21,63 @@ imported only by the functions that need them.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cortexmem.ai.errors import ConfigError, EmbeddingError, ProviderError
-from cortexmem.ai.routing import FILE_NAME, Route, Routing, load_routing
+from cortexmem.ai.errors import (
+    ConfigError,
+    EmbeddingError,
+    ProviderError,
+    ProviderRejected,
+    ProviderResponseError,
+    ProviderUnavailable,
+)
+from cortexmem.ai.routing import FILE_NAME, USES, Route, Routing, load_routing
+from cortexmem.ai.text import content_hash, embedding_text
 
 log = logging.getLogger("cortexmem.ai")
+
+INPUT_TYPES = ("document", "query")
 
 __all__ = [
     "ConfigError",
     "EmbeddingError",
     "Embeddings",
     "ProviderError",
+    "ProviderRejected",
+    "ProviderResponseError",
+    "ProviderUnavailable",
     "Route",
     "Routing",
+    "content_hash",
     "effective_route",
     "embed",
     "embedding_text",
+    "load_routing",
     "routing_for",
 ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Embeddings:
-    """``vectors``: ``(n, dim)`` float32, unit length; ``model``: ``provider/model``."""
+    """``vectors``: ``numpy.ndarray`` of shape ``(n, dim)``, float32, unit-length rows, in the
+    order of the texts; ``model``: ``provider/model`` (``local/all-MiniLM-L6-v2-int8``);
+    ``dim``: the vector size (0 for an empty remote call, whose size is not known)."""
 
     vectors: Any
     model: str
     dim: int
 
+    def __len__(self) -> int:
+        return len(self.vectors)
+
 
 def routing_for(data_dir: Path | None = None) -> Routing:
-    """The routing of a project: ``$CORTEX_HOME/ai.yaml`` then ``<data_dir>/ai.yaml``."""
+    """The routing of a project: ``$CORTEX_HOME/ai.yaml``, then ``<data_dir>/ai.yaml`` (the
+    project's ``.cortex/``) overriding it use by use. ``None``: the global file only."""
     from cortexmem.paths import cortex_home
 
     paths = [cortex_home() / FILE_NAME]
@@ -58,37 +86,65 @@ def routing_for(data_dir: Path | None = None) -> Routing:
     return load_routing(paths)
 
 
+_SAID: set[tuple[str, str]] = set()
+_SAID_LOCK = threading.Lock()
+
+
 def effective_route(use: str, routing: Routing) -> Route:
     """The route ``use`` really takes: code stays local whatever the file says."""
+    if use not in USES:
+        raise ValueError(f"unknown use {use!r} (uses: {', '.join(USES)})")
     route = routing.route(use)
     if use == "code" and route.remote:
-        log.info("code is embedded locally, never sent to %s", route.provider)
-        return Route()
+        with _SAID_LOCK:
+            first = (use, route.name) not in _SAID
+            _SAID.add((use, route.name))
+        if first:
+            log.info(
+                "ai.yaml routes code to %s: code bodies are never sent to a remote provider, "
+                "embedding them with the local model",
+                route.name,
+            )
+        return Route(threads=route.threads)
     return route
-
-
-def embedding_text(memory_type: str | None, project: str | None, text: str) -> str:
-    """``"[decision] [project:api] text"``; a query has no type: ``"[project:api] text"``."""
-    prefix = []
-    if memory_type:
-        prefix.append(f"[{memory_type}]")
-    if project:
-        prefix.append(f"[project:{project}]")
-    return " ".join([*prefix, " ".join(text.split())])
 
 
 def embed(
     texts: Sequence[str],
     *,
     use: str = "memory",
-    routing: Routing | None = None,
     input_type: str = "document",
-    **remote: Any,
+    routing: Routing | None = None,
+    path: Path | Sequence[Path] | None = None,
+    env: Mapping[str, str] | None = None,
+    sleep: Callable[[float], None] | None = None,
+    transport: Any = None,
 ) -> Embeddings:
-    """Embed ``texts`` (redacted first) with the provider routed for ``use``."""
+    """Embed ``texts`` (redacted first) with the provider routed for ``use``.
+
+    ``input_type``: ``"document"`` for what is stored, ``"query"`` for a recall query (Voyage
+    uses it; the others ignore it). The routing is ``routing`` when given, else read from
+    ``path`` (one file or several, later ones overriding earlier ones use by use), else from
+    ``$CORTEX_HOME/ai.yaml`` (``routing_for(data_dir)`` adds the project's file).
+    ``env`` (default ``os.environ``) is where API keys are read; ``sleep`` and ``transport``
+    replace the wait between retries and the httpx transport (tests).
+
+    Raises ``ConfigError`` (a key variable is not set), ``ProviderError`` subclasses (the
+    provider refused, or failed after retries) and ``ValueError`` (unknown use or input type).
+    """
+    if input_type not in INPUT_TYPES:
+        raise ValueError(f"input_type must be one of {', '.join(INPUT_TYPES)}")
+    if isinstance(texts, str):
+        raise TypeError("embed() takes a list of texts, not one string")
+    if routing is None:
+        if path is None:
+            routing = routing_for(None)
+        else:
+            routing = load_routing([path] if isinstance(path, str | Path) else list(path))
+    route = effective_route(use, routing)
+
     from cortexmem.core.redact import redact
 
-    route = effective_route(use, routing or Routing())
     clean = [redact(t) for t in texts]
     if route.provider == "local":
         from cortexmem.ai import local
@@ -97,5 +153,8 @@ def embed(
         return Embeddings(vectors, route.name, local.DIM)
     from cortexmem.ai.remote import embed_remote
 
-    vectors = embed_remote(route, clean, input_type=input_type, **remote)
-    return Embeddings(vectors, route.name, int(vectors.shape[1]) if len(clean) else 0)
+    options: dict[str, Any] = {"input_type": input_type, "env": env, "transport": transport}
+    if sleep is not None:
+        options["sleep"] = sleep
+    vectors = embed_remote(route, clean, **options)
+    return Embeddings(vectors, route.name, int(vectors.shape[1]))

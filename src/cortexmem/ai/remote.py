@@ -1,11 +1,19 @@
 """HTTP embedding providers: Voyage, and anything that speaks OpenAI's embeddings API
 (OpenAI, Ollama's /v1, LM Studio, vLLM).
 
-Each call is retried twice on 429, 5xx, a timeout or a refused connection, waiting with
-exponential back-off or what ``Retry-After`` asks (capped); any other 4xx is permanent and
-raised at once with the provider's own message. Keys come from the environment variable the
-routing names, and never appear in an error. Vectors are L2-normalised on arrival so every
-provider's scores mean the same (cosine = dot product).
+* Voyage: ``POST {base_url}/embeddings`` ``{"input": [...], "model": ..., "input_type":
+  "document" | "query"}`` (+ ``output_dimension``); OpenAI-compatible: ``POST
+  {base_url}/embeddings`` ``{"model": ..., "input": [...], "encoding_format": "float"}``
+  (+ ``dimensions``). Both answer ``{"object": "list", "data": [{"object": "embedding",
+  "index": i, "embedding": [...]}], "model": ..., "usage": {...}}``; rows are put back in
+  input order by ``index``.
+* ``Authorization: Bearer <key>`` when the route names a key variable (Ollama and LM Studio
+  need none). The key is read from the environment only and never appears in an error.
+* Each request is retried twice on 429, 5xx, a timeout or a refused connection, waiting with
+  exponential back-off (0.5 s, 1 s) or what ``Retry-After`` / ``retry-after-ms`` asks, capped
+  at 20 s; any other 4xx is permanent and raised at once with the provider's own message.
+* Vectors are L2-normalised on arrival, so every provider's scores mean the same (cosine =
+  dot product).
 """
 
 from __future__ import annotations
@@ -13,16 +21,24 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Mapping
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import numpy as np
 
-from cortexmem.ai.errors import ConfigError, ProviderError
+from cortexmem.ai.errors import (
+    ConfigError,
+    ProviderRejected,
+    ProviderResponseError,
+    ProviderUnavailable,
+)
 from cortexmem.ai.routing import Route
 
 RETRIES = 2
 BACKOFF = 0.5
 MAX_WAIT = 20.0
+MAX_INPUTS = 128  # texts per request (Voyage takes up to 1,000, OpenAI 2,048)
+MESSAGE_CHARS = 300
 
 
 def _key(route: Route, env: Mapping[str, str]) -> str | None:
@@ -49,39 +65,82 @@ def _body(route: Route, texts: list[str], input_type: str) -> dict[str, Any]:
 
 
 def _message(response: Any) -> str:
+    """The provider's own words: OpenAI ``{"error": {"message"}}``, Voyage ``{"detail"}``,
+    Ollama ``{"error": "..."}``, else the body as text."""
     try:
         data = response.json()
     except ValueError:
-        return response.text[:300].strip() or response.reason_phrase
+        return response.text.strip() or response.reason_phrase
     if isinstance(data, dict):
         error = data.get("error")
         if isinstance(error, dict) and error.get("message"):
-            return str(error["message"])[:300]
+            return str(error["message"])
         for field in ("detail", "message", "error"):
             if data.get(field):
-                return str(data[field])[:300]
-    return str(data)[:300]
+                return str(data[field])
+    return str(data)
+
+
+def _safe(message: str, key: str | None) -> str:
+    """``message`` fit to show: the key hidden (before the cut, so no half key survives), any
+    other secret redacted, one line, at most ``MESSAGE_CHARS``."""
+    from cortexmem.core.redact import redact
+
+    if key:
+        message = message.replace(key, "[key]")
+    message = redact(" ".join(message.split()))
+    return message if len(message) <= MESSAGE_CHARS else message[: MESSAGE_CHARS - 1] + "…"
+
+
+def retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
+    """Seconds the server asks to wait: ``retry-after-ms``, or ``Retry-After`` as seconds or
+    an HTTP date. None when absent or unreadable."""
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return max(0.0, float(millis) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
 def _wait(response: Any, attempt: int) -> float:
-    header = response.headers.get("retry-after") if response is not None else None
-    if header:
-        try:
-            return min(MAX_WAIT, max(0.0, float(header)))
-        except ValueError:
-            pass
-    return min(MAX_WAIT, BACKOFF * 2**attempt)
+    asked = retry_after(response.headers) if response is not None else None
+    return min(MAX_WAIT, BACKOFF * 2**attempt if asked is None else asked)
 
 
 def _vectors(data: Any, count: int, provider: str) -> np.ndarray:
     try:
         items = sorted(data["data"], key=lambda item: item["index"])
+        indexes = [item["index"] for item in items]
         rows = [item["embedding"] for item in items]
         matrix = np.asarray(rows, dtype=np.float32)
     except (KeyError, TypeError, ValueError) as exc:
-        raise ProviderError(f"{provider} answered in an unexpected shape ({exc})") from None
-    if matrix.ndim != 2 or matrix.shape[0] != count:
-        raise ProviderError(f"{provider} returned {matrix.shape[0]} vectors for {count} texts")
+        raise ProviderResponseError(
+            f"{provider} answered in an unexpected shape ({type(exc).__name__}: {exc})",
+            200,
+            provider=provider,
+        ) from None
+    if matrix.ndim != 2 or indexes != list(range(count)) or not np.isfinite(matrix).all():
+        raise ProviderResponseError(
+            f"{provider} returned {len(rows)} vectors for {count} texts "
+            f"(indexes {indexes[:5]}{'...' if len(indexes) > 5 else ''})",
+            200,
+            provider=provider,
+        )
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     return matrix / np.clip(norms, 1e-12, None)
 
@@ -95,7 +154,11 @@ def embed_remote(
     sleep: Callable[[float], None] = time.sleep,
     transport: Any = None,
 ) -> np.ndarray:
-    """Embed ``texts`` with ``route``'s provider: ``(len(texts), dim)`` float32, unit length."""
+    """Embed ``texts`` with ``route``'s provider: ``(len(texts), dim)`` float32, unit length.
+
+    ``env`` (default ``os.environ``) is where the key is read; ``sleep`` waits between
+    attempts (tests record it); ``transport`` an httpx transport (tests count requests).
+    """
     import httpx
 
     if not texts:
@@ -105,33 +168,59 @@ def embed_remote(
     if key:
         headers["Authorization"] = f"Bearer {key}"
     url = f"{(route.base_url or '').rstrip('/')}/embeddings"
-    body = _body(route, texts, input_type)
-    last: str = ""
+    parts = []
     with httpx.Client(timeout=route.timeout, transport=transport) as client:
-        for attempt in range(RETRIES + 1):
-            response = None
-            try:
-                response = client.post(url, json=body, headers=headers)
-            except (httpx.TimeoutException, httpx.TransportError) as exc:
-                last = f"no answer from {url} ({type(exc).__name__})"
-            else:
-                if response.status_code == 200:
-                    try:
-                        return _vectors(response.json(), len(texts), route.provider)
-                    except ValueError:
-                        raise ProviderError(
-                            f"{route.provider} sent a body that is not JSON"
-                        ) from None
-                message = _message(response)
-                if key:
-                    message = message.replace(key, "[key]")
-                last = f"{route.provider} answered {response.status_code}: {message}"
-                if response.status_code != 429 and response.status_code < 500:
-                    raise ProviderError(last, response.status_code)
-            if attempt < RETRIES:
-                sleep(_wait(response, attempt))
-    raise ProviderError(
+        for start in range(0, len(texts), MAX_INPUTS):
+            chunk = texts[start : start + MAX_INPUTS]
+            body = _body(route, chunk, input_type)
+            parts.append(_post(client, route, url, body, headers, key, len(chunk), sleep))
+    if len({part.shape[1] for part in parts}) > 1:
+        raise ProviderResponseError(
+            f"{route.provider} returned vectors of different sizes", 200, provider=route.provider
+        )
+    return parts[0] if len(parts) == 1 else np.vstack(parts)
+
+
+def _post(
+    client: Any,
+    route: Route,
+    url: str,
+    body: dict[str, Any],
+    headers: dict[str, str],
+    key: str | None,
+    count: int,
+    sleep: Callable[[float], None],
+) -> np.ndarray:
+    import httpx
+
+    provider = route.provider
+    last = ""
+    response = None
+    for attempt in range(RETRIES + 1):
+        response = None
+        try:
+            response = client.post(url, json=body, headers=headers)
+        except httpx.TransportError as exc:  # refused, reset, DNS, every timeout
+            last = f"no answer from {url} ({type(exc).__name__})"
+        else:
+            status = response.status_code
+            if status == 200:
+                try:
+                    data = response.json()
+                except ValueError:
+                    raise ProviderResponseError(
+                        f"{provider} sent a body that is not JSON", 200, provider=provider
+                    ) from None
+                return _vectors(data, count, provider)
+            last = f"{provider} answered {status}: {_safe(_message(response), key)}"
+            if status != 429 and status < 500:
+                raise ProviderRejected(last, status, provider=provider, attempts=attempt + 1)
+        if attempt < RETRIES:
+            sleep(_wait(response, attempt))
+    raise ProviderUnavailable(
         f"{last} (gave up after {RETRIES + 1} attempts)",
         response.status_code if response is not None else None,
         retryable=True,
+        provider=provider,
+        attempts=RETRIES + 1,
     )

@@ -13,12 +13,23 @@ literal key) is reported once in the log and the defaults are used, so recall ke
       code:                        # code bodies: always embedded locally (never sent out)
         provider: local
 
-Keys come from environment variables only: a file holding ``api_key`` is refused.
+Keys come from environment variables only: a file holding a literal key (``api_key``, ``key``,
+``token``, ``secret``, ``password`` anywhere in it, or an ``api_key_env`` that is not a variable
+name) is refused as a whole, with a message that names the setting and never repeats its value.
+
+Each problem is logged once per process (routing is read on every recall; the log must not fill
+up with the same line), and kept in ``Routing.problems`` for ``cortex`` commands to show. A
+missing file is the normal case and is not a problem.
+
+Which files: ``routing_for(data_dir)`` in ``cortexmem.ai`` reads ``$CORTEX_HOME/ai.yaml`` then
+``<data_dir>/ai.yaml``; ``load_routing(paths)`` reads exactly the files a caller names.
 """
 
 from __future__ import annotations
 
 import logging
+import re
+import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -41,6 +52,17 @@ DEFAULT_BASE_URLS = {
 }
 DEFAULT_KEY_ENVS = {"voyage": "VOYAGE_API_KEY"}
 FILE_NAME = "ai.yaml"
+SETTINGS = frozenset(
+    {"provider", "model", "base_url", "api_key_env", "dimensions", "timeout", "threads"}
+)
+# Setting names that can only mean "the secret itself is in this file".
+SECRET_NAMES = frozenset(
+    {"api_key", "apikey", "api-key", "key", "token", "access_token", "secret", "password"}
+)
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+
+_WARNED: set[tuple[str, str]] = set()
+_WARNED_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -77,35 +99,62 @@ class Routing:
 def parse_route(use: str, data: Any) -> Route:
     if not isinstance(data, dict):
         raise ConfigError(f"embeddings.{use} must be a mapping")
-    if "api_key" in data or "key" in data:
-        raise ConfigError(
-            f"embeddings.{use} holds a key: keys are read from environment variables only "
-            "(name the variable with api_key_env)"
-        )
-    unknown = set(data) - {"provider", "model", "base_url", "api_key_env", "dimensions",
-                           "timeout", "threads"}  # fmt: skip
+    _refuse_secrets(data, f"embeddings.{use}")
+    unknown = set(data) - SETTINGS
     if unknown:
         raise ConfigError(f"embeddings.{use}: unknown setting(s) {', '.join(sorted(unknown))}")
     provider = str(data.get("provider", "local")).lower()
     if provider not in PROVIDERS:
         raise ConfigError(f"embeddings.{use}.provider must be one of {', '.join(PROVIDERS)}")
+    base_url = DEFAULT_BASE_URLS.get(provider)
+    if data.get("base_url"):
+        base_url = str(data["base_url"]).strip().rstrip("/")
+        if not base_url.startswith(("http://", "https://")):
+            raise ConfigError(f"embeddings.{use}.base_url must start with http:// or https://")
+    key_env = DEFAULT_KEY_ENVS.get(provider)
+    if data.get("api_key_env"):
+        key_env = str(data["api_key_env"]).strip()
+        if not _ENV_NAME.match(key_env):
+            # Most likely the key itself was pasted here: say so without repeating it.
+            raise ConfigError(
+                f"embeddings.{use}.api_key_env must be the NAME of an environment variable "
+                "(like OPENAI_API_KEY), not the key: keys are read from environment variables only"
+            )
     route = Route(
         provider=provider,
         model=str(data.get("model") or DEFAULT_MODELS[provider]),
-        base_url=str(data["base_url"]).rstrip("/") if data.get("base_url") else
-        DEFAULT_BASE_URLS.get(provider),
-        api_key_env=str(data["api_key_env"]) if data.get("api_key_env") else
-        DEFAULT_KEY_ENVS.get(provider),
-    )  # fmt: skip
+        base_url=base_url,
+        api_key_env=key_env,
+    )
     if provider == "local" and route.model != LOCAL_MODEL:
         raise ConfigError(f"embeddings.{use}: the local provider has one model, {LOCAL_MODEL}")
     if data.get("dimensions") is not None:
         route = replace(route, dimensions=_positive_int(use, "dimensions", data["dimensions"]))
     if data.get("timeout") is not None:
-        route = replace(route, timeout=float(data["timeout"]))
+        timeout = data["timeout"]
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+            raise ConfigError(f"embeddings.{use}.timeout must be a positive number of seconds")
+        route = replace(route, timeout=float(timeout))
     if data.get("threads") is not None:
         route = replace(route, threads=_positive_int(use, "threads", data["threads"]))
     return route
+
+
+def _refuse_secrets(data: Any, where: str) -> None:
+    """Raise if any mapping in ``data`` (at any depth) has a setting that holds a secret."""
+    if isinstance(data, dict):
+        for name, value in data.items():
+            place = f"{where}.{name}" if where else str(name)
+            if str(name).strip().lower() in SECRET_NAMES:
+                raise ConfigError(
+                    f"refused: {place} holds a literal key; keys are read from environment "
+                    "variables only (name the variable with api_key_env instead, for example "
+                    "OPENAI_API_KEY)"
+                )
+            _refuse_secrets(value, place)
+    elif isinstance(data, list):
+        for i, value in enumerate(data):
+            _refuse_secrets(value, f"{where}[{i}]")
 
 
 def _positive_int(use: str, name: str, value: Any) -> int:
@@ -120,9 +169,15 @@ def _read(path: Path) -> dict[str, Route]:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML ({exc.__class__.__name__})") from None
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"{path}: not valid YAML{where} ({exc.__class__.__name__})") from None
     if data is None:
         return {}
+    try:
+        _refuse_secrets(data, "")
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("embeddings", {}), dict):
         raise ConfigError(f"{path}: expected a mapping with an `embeddings` section")
     section = data.get("embeddings") or {}
@@ -140,6 +195,8 @@ def _read(path: Path) -> dict[str, Route]:
 def load_routing(paths: list[Path]) -> Routing:
     """Routing from ``paths`` in order (later files override earlier ones, use by use). A file
     that cannot be used is skipped with a logged warning and listed in ``problems``."""
+    from cortexmem.core.redact import redact
+
     routes = {u: Route() for u in USES}
     problems: list[str] = []
     for path in paths:
@@ -153,6 +210,15 @@ def load_routing(paths: list[Path]) -> Routing:
             message = f"{path}: cannot be read ({exc.strerror or exc}): ignored, the defaults apply"
         else:
             continue
-        log.warning(message)
+        message = redact(message)  # a setting's name could itself be a pasted secret
+        _warn_once(path, message)
         problems.append(message)
     return Routing(routes, tuple(problems))
+
+
+def _warn_once(path: Path, message: str) -> None:
+    with _WARNED_LOCK:
+        if (str(path), message) in _WARNED:
+            return
+        _WARNED.add((str(path), message))
+    log.warning(message)
