@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from cortexmem.core.anticipation import Pick, render, select, worth_asking
+from cortexmem.core.anticipation import Pick, baseline, render, select, worth_asking
 from cortexmem.core.filters import MemoryFilter
 from cortexmem.model import utc_now
 from cortexmem.services.context import Context
@@ -43,7 +43,10 @@ def anticipate(
         ctx, prompt, branch=branch, limit=CANDIDATES, embedder=embedder, count_access=False,
         with_links=False,
     )  # fmt: skip
-    picks = select([Pick(r.memory, similarity.get((r.scope, r.memory.id), 0.0)) for r in ranked])
+    picks = select(
+        [Pick(r.memory, similarity.get((r.scope, r.memory.id), 0.0)) for r in ranked],
+        floor=baseline(list(similarity.values())),
+    )
     text = render(picks)
     if not text:
         return Anticipation()

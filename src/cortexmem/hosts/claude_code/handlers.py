@@ -19,6 +19,8 @@ from cortexmem.hosts.claude_code.hooklog import log_line, project_dir
 STOP_BUDGET = 8.0
 SESSION_END_BUDGET = 1.0
 QUEUE_BUDGET = 2.0
+# The whole UserPromptSubmit hook should stay under 100 ms; Python's start is ~20 of them.
+PROMPT_BUDGET = 0.07
 MAX_COMPACT_SUMMARY = 20_000
 
 
@@ -32,6 +34,11 @@ def _session(payload: dict[str, Any]) -> str | None:
 
 
 def handle(event: str, payload: dict[str, Any], *, started: float) -> dict[str, Any] | None:
+    if event == "UserPromptSubmit":
+        return _anticipate(payload, deadline=started + PROMPT_BUDGET)
+    if event == "SessionStart":
+        _warm_up(payload)
+        return None
     if event in ("Stop", "SubagentStop", "PreCompact"):
         _capture(event, payload, deadline=started + STOP_BUDGET)
     elif event == "SessionEnd":
@@ -39,6 +46,55 @@ def handle(event: str, payload: dict[str, Any], *, started: float) -> dict[str, 
     elif event == "PostCompact":
         _compact_summary(payload)
     return None
+
+
+def _recall_server(payload: dict[str, Any]):
+    """``(paths, project hash)`` of the project, or ``None`` when it has no store yet."""
+    from cortexmem.paths import resolve
+
+    paths = resolve(project_dir(payload))
+    if not paths.db.is_file():
+        return None
+    return paths, paths.project_hash
+
+
+def _warm_up(payload: dict[str, Any]) -> None:
+    """SessionStart: make sure the project's recall server runs, so the first prompt finds the
+    model loaded (the server exits by itself once sessions stop asking)."""
+    from cortexmem import recall_client
+
+    found = _recall_server(payload)
+    if found is None:
+        return
+    paths, key = found
+    if recall_client.ask(key, {"op": "ping"}, timeout=0.05) is None:
+        recall_client.start(str(paths.root))
+        log_line(payload, "SessionStart: recall server starting", paths.log)
+
+
+def _anticipate(payload: dict[str, Any], *, deadline: float) -> dict[str, Any] | None:
+    """UserPromptSubmit: the few memories that clearly bear on the prompt, from the recall
+    server; nothing when none clears the bar, or when no server answers in time (one is then
+    started for the next prompt)."""
+    from cortexmem import recall_client
+
+    prompt = payload.get("prompt")
+    if not isinstance(prompt, str) or not prompt.strip():
+        return None
+    found = _recall_server(payload)
+    if found is None:
+        return None
+    paths, key = found
+    timeout = max(0.01, deadline - time.monotonic())
+    reply = recall_client.ask(key, {"op": "anticipate", "prompt": prompt}, timeout=timeout)
+    if reply is None:
+        recall_client.start(str(paths.root))
+        log_line(payload, "UserPromptSubmit: no recall server answered; starting one", paths.log)
+        return None
+    context = reply.get("context") if reply.get("ok") else None
+    if not isinstance(context, str) or not context:
+        return None
+    return {"hookSpecificOutput": {"additionalContext": context}}
 
 
 def _capture(event: str, payload: dict[str, Any], *, deadline: float) -> None:
