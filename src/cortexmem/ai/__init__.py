@@ -77,13 +77,15 @@ class Embeddings:
 
 def routing_for(data_dir: Path | None = None) -> Routing:
     """The routing of a project: ``$CORTEX_HOME/ai.yaml``, then ``<data_dir>/ai.yaml`` (the
-    project's ``.cortex/``) overriding it use by use. ``None``: the global file only."""
+    project's ``.cortex/``) overriding it use by use; the project's file may choose providers
+    and models but not endpoints or key variables. ``None``: the global file only."""
     from cortexmem.paths import cortex_home
 
     paths = [cortex_home() / FILE_NAME]
-    if data_dir is not None:
-        paths.append(data_dir / FILE_NAME)
-    return load_routing(paths)
+    if data_dir is None:
+        return load_routing(paths)
+    project = data_dir / FILE_NAME
+    return load_routing([*paths, project], untrusted=[project])
 
 
 _SAID: set[tuple[str, str]] = set()

@@ -30,6 +30,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -163,7 +164,12 @@ def _positive_int(use: str, name: str, value: Any) -> int:
     return value
 
 
-def _read(path: Path) -> dict[str, Route]:
+# Settings that decide where memories and the user's key are sent: only the user's own file
+# ($CORTEX_HOME/ai.yaml) may set them, never a file that arrives with a cloned repository.
+ENDPOINT_SETTINGS = ("base_url", "api_key_env")
+
+
+def _read(path: Path, trusted: bool = True) -> dict[str, Route]:
     import yaml
 
     try:
@@ -185,6 +191,11 @@ def _read(path: Path) -> dict[str, Route]:
     for use, value in section.items():
         if use not in USES:
             raise ConfigError(f"{path}: unknown use {use!r} (uses: {', '.join(USES)})")
+        if not trusted and isinstance(value, dict) and any(k in value for k in ENDPOINT_SETTINGS):
+            raise ConfigError(
+                f"{path}: a project's file cannot set {' or '.join(ENDPOINT_SETTINGS)} (they "
+                "decide where memories and your key are sent); set them in $CORTEX_HOME/ai.yaml"
+            )
         try:
             routes[use] = parse_route(use, value)
         except (ConfigError, ValueError, TypeError) as exc:
@@ -192,9 +203,10 @@ def _read(path: Path) -> dict[str, Route]:
     return routes
 
 
-def load_routing(paths: list[Path]) -> Routing:
+def load_routing(paths: list[Path], untrusted: Sequence[Path] = ()) -> Routing:
     """Routing from ``paths`` in order (later files override earlier ones, use by use). A file
-    that cannot be used is skipped with a logged warning and listed in ``problems``."""
+    that cannot be used is skipped with a logged warning and listed in ``problems``; files in
+    ``untrusted`` (a project's) may not set ``ENDPOINT_SETTINGS``."""
     from cortexmem.core.redact import redact
 
     routes = {u: Route() for u in USES}
@@ -203,7 +215,7 @@ def load_routing(paths: list[Path]) -> Routing:
         try:
             if not path.is_file():
                 continue
-            routes.update(_read(path))
+            routes.update(_read(path, trusted=path not in untrusted))
         except ConfigError as exc:
             message = f"{exc}: ignored, the defaults apply"
         except OSError as exc:
