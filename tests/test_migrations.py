@@ -33,6 +33,12 @@ SEED_ROWS = {
         "embedded_at) SELECT seq, 'old-model', 2, content_hash, zeroblob(8), 1, "
         "'2025-01-01T00:00:00.000000Z' FROM memories WHERE id = 'm-old-1'",
     ],
+    5: [
+        "INSERT INTO embeddings (memory_seq, model, dim, source_hash, vector, version, "
+        "embedded_at) SELECT seq, 'newer-model', 2, content_hash, zeroblob(8), 2, "
+        "'2025-01-02T00:00:00.000000Z' FROM memories WHERE id = 'm-old-1' "
+        "ON CONFLICT (memory_seq) DO UPDATE SET model = excluded.model, version = 2",
+    ],
 }
 
 

@@ -38,7 +38,6 @@ from cortexmem.core.ranking import (
     order_key,
     rank_score,
 )
-from cortexmem.model import parse_time
 
 K = TypeVar("K", bound=Hashable)
 
@@ -70,9 +69,9 @@ def recency(memory_type: str, age_days: float) -> float:
 
 
 def _age_days(created_at: str, now: datetime) -> float:
-    try:
-        return (now - parse_time(created_at)).total_seconds() / 86_400
-    except ValueError:
+    try:  # fromisoformat is C; strptime costs ~10 µs a call, a millisecond per query
+        return (now - datetime.fromisoformat(created_at)).total_seconds() / 86_400
+    except (ValueError, TypeError):
         return 0.0
 
 

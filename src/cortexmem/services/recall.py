@@ -69,15 +69,16 @@ def recall(
     limit = min(limit, CANDIDATE_POOL)
     alpha = default_alpha() if alpha is None else min(1.0, max(0.0, float(alpha)))
     stores = ctx.existing(scopes)
+    # The vector leg's heavy part (embedding the query, the matrix product) runs in a worker
+    # thread while this one runs FTS5: both release the GIL, so the legs overlap.
+    pending = VectorSearch.start(ctx, stores, query, flt, embedder) if alpha > 0.0 else None
     lexical: list[Candidate] = []
     if alpha < 1.0:
         for scope, store in stores:
             lexical += store.search_text(query, flt, CANDIDATE_POOL, scope)
-    vector: list[Candidate] = []
-    if alpha > 0.0:
-        vector = vector_candidates(ctx, stores, query, flt, embedder)
-        if not vector and alpha < 1.0:
-            alpha = 0.0  # nothing embedded yet: the lexical ranking, unchanged
+    vector = pending.candidates() if pending is not None else []
+    if alpha > 0.0 and not vector and alpha < 1.0:
+        alpha = 0.0  # nothing embedded yet: the lexical ranking, unchanged
     if alpha == 0.0:
         results = rank(lexical, limit)  # lexical only: BM25 relevance blended with importance
     else:
@@ -92,6 +93,69 @@ def recall(
     return results
 
 
+class VectorSearch:
+    """One query's vector leg across stores: started early, collected after the lexical leg."""
+
+    _pool: Any = None
+
+    def __init__(self, stores: list, flt: MemoryFilter, future: Any) -> None:
+        self.stores = stores  # [(scope, store, index)]
+        self.flt = flt
+        self.future = future
+
+    @classmethod
+    def start(
+        cls,
+        ctx: Context,
+        stores: list[tuple[Scope, Any]],
+        query: str,
+        flt: MemoryFilter,
+        embedder: QueryEmbedder | None,
+    ) -> VectorSearch | None:
+        if embedder is None:
+            from cortexmem.services.embedding import configured_model
+
+            model = configured_model(ctx)
+        else:
+            model = embedder.model
+        searchable = [(s, st) for s, st in stores if st.embedding_state(model)[0] > 0]
+        if not searchable:
+            return None
+        from concurrent.futures import ThreadPoolExecutor
+
+        from cortexmem.services.vectors import index_for
+
+        if embedder is None:
+            from cortexmem.services.embedding import Embedder
+
+            embedder = Embedder.for_context(ctx)
+        # Indexes are refreshed here: the store's connection belongs to this thread.
+        indexed = [(scope, store, index_for(store, model)) for scope, store in searchable]
+        if cls._pool is None:
+            cls._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cortex-vectors")
+        chosen = embedder
+
+        def search() -> tuple[Any, list[list[tuple[int, float]]]]:
+            vector = chosen.query(query)
+            return vector, [index.search(vector, VECTOR_POOL, flt.types) for *_, index in indexed]
+
+        return cls(indexed, flt, cls._pool.submit(search))
+
+    def candidates(self) -> list[Candidate]:
+        vector, all_hits = self.future.result()
+        found: list[Candidate] = []
+        for (scope, store, index), hits in zip(self.stores, all_hits, strict=True):
+            picked = store.candidates_by_seq(hits, self.flt, scope)
+            k = len(hits)
+            # The filter (branch, status) dropped some: look further down the list.
+            while len(picked) < VECTOR_POOL and k < len(index):
+                k = min(len(index), k * 4)
+                picked = store.candidates_by_seq(index.search(vector, k, self.flt.types),
+                                                 self.flt, scope)  # fmt: skip
+            found += picked[:VECTOR_POOL]
+        return found
+
+
 def vector_candidates(
     ctx: Context,
     stores: list[tuple[Scope, Any]],
@@ -99,29 +163,9 @@ def vector_candidates(
     flt: MemoryFilter,
     embedder: QueryEmbedder | None,
 ) -> list[Candidate]:
-    """The vector leg: candidates whose relevance is their cosine similarity to ``query``."""
-    if embedder is None:
-        from cortexmem.services.embedding import configured_model
-
-        model = configured_model(ctx)
-    else:
-        model = embedder.model
-    searchable = [(s, st) for s, st in stores if st.embedding_state(model)[0] > 0]
-    if not searchable:
-        return []
-    from cortexmem.services.vectors import index_for
-
-    if embedder is None:
-        from cortexmem.services.embedding import Embedder
-
-        embedder = Embedder.for_context(ctx)
-    vector = embedder.query(query)
-    found: list[Candidate] = []
-    for scope, store in searchable:
-        index = index_for(store, model)
-        hits = index.search(vector, VECTOR_POOL * 2, flt.types)
-        found += store.candidates_by_seq(hits, flt, scope)[:VECTOR_POOL]
-    return found
+    """The vector leg alone: candidates whose relevance is their cosine similarity."""
+    search = VectorSearch.start(ctx, stores, query, flt, embedder)
+    return search.candidates() if search is not None else []
 
 
 def _with_links(ctx: Context, results: list[Ranked]) -> list[Ranked]:

@@ -517,11 +517,10 @@ class SQLiteStore:
         whether it is current."""
         row = self._read(
             lambda conn: conn.execute(
-                "SELECT count(*), coalesce(max(version), 0) FROM embeddings WHERE model = ?",
-                (model,),
+                "SELECT count, version FROM embedding_counts WHERE model = ?", (model,)
             ).fetchone()
         )
-        return int(row[0]), int(row[1])
+        return (int(row[0]), int(row[1])) if row else (0, 0)
 
     def load_embeddings(
         self, model: str, after_version: int = 0
