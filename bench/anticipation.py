@@ -19,12 +19,11 @@ import tempfile
 from pathlib import Path
 
 from cortexmem.core.anticipation import MARGIN, THRESHOLD, Pick, baseline, select, worth_asking
-from cortexmem.core.filters import MemoryFilter
 from cortexmem.model import Memory
 from cortexmem.services.context import Context
 from cortexmem.services.embedding import Embedder, sync_context
 from cortexmem.services.ingest import ingest
-from cortexmem.services.recall import recall, vector_candidates
+from cortexmem.services.recall import recall
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -113,11 +112,9 @@ def best_similarities(ctx: Context, embedder: Embedder, prompt: str) -> tuple[li
     selection sees them."""
     if not worth_asking(prompt):
         return [], 0.0
-    flt = MemoryFilter(branch=None)
-    sims = {(c.scope, c.memory.id): c.relevance
-            for c in vector_candidates(ctx, ctx.existing(), prompt, flt, embedder)}  # fmt: skip
+    sims: dict[tuple[str, str], float] = {}
     ranked = recall(ctx, prompt, limit=10, embedder=embedder, count_access=False,
-                    with_links=False, all_branches=True)  # fmt: skip
+                    with_links=False, all_branches=True, similarities=sims)  # fmt: skip
     top = [sims.get((r.scope, r.memory.id), 0.0) for r in ranked]
     return top, baseline(list(sims.values()))
 

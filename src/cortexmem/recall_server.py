@@ -58,7 +58,6 @@ class RecallServer:
             prompt = request.get("prompt")
             if not isinstance(prompt, str):
                 return {"ok": False, "error": "anticipate needs a prompt"}
-            self.sync(deadline=time.monotonic() + 0.05)
             found = anticipate(
                 self.ctx, prompt, branch=request.get("branch"), embedder=self._embedder()
             )

@@ -89,8 +89,9 @@ def hybrid_rank(
     def key(c: Candidate) -> tuple[str, str]:
         return (c.scope, c.memory.id)
 
-    lex = sorted(lexical, key=lambda c: (-c.relevance, c.memory.id))
-    vec = sorted(vector, key=lambda c: (-c.relevance, c.memory.id))
+    # The same id can be in both stores (an export imported as global): scope breaks that tie.
+    lex = sorted(lexical, key=lambda c: (-c.relevance, c.memory.id, c.scope))
+    vec = sorted(vector, key=lambda c: (-c.relevance, c.memory.id, c.scope))
     by_key = {key(c): c for c in vec}
     by_key.update({key(c): c for c in lex})
     fused = rrf([key(c) for c in lex], [key(c) for c in vec], alpha)

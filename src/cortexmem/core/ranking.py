@@ -101,7 +101,8 @@ def rank(
     return ranked[: max(0, limit)]
 
 
-def order_key(r: Ranked) -> tuple[float, float, str, str]:
-    # created_at sorts as text; invert it for "newest first" without parsing dates.
+def order_key(r: Ranked) -> tuple[float, float, str, str, str]:
+    # created_at sorts as text; invert it for "newest first" without parsing dates. The scope
+    # comes last: the same id can be in both stores (an export imported as global).
     newest_first = "".join(chr(0x10FFFF - ord(ch)) for ch in r.memory.created_at)
-    return (-r.score, -r.relevance, newest_first, r.memory.id)
+    return (-r.score, -r.relevance, newest_first, r.memory.id, r.scope)

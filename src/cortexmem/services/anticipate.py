@@ -9,10 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from cortexmem.core.anticipation import Pick, baseline, render, select, worth_asking
-from cortexmem.core.filters import MemoryFilter
 from cortexmem.model import utc_now
 from cortexmem.services.context import Context
-from cortexmem.services.recall import QueryEmbedder, recall, vector_candidates
+from cortexmem.services.recall import QueryEmbedder, recall
 
 CANDIDATES = 10
 
@@ -32,17 +31,13 @@ def anticipate(
     if branch is None:
         branch, _ = ctx.paths.branch_and_commit()
     prompt = prompt[:2_000]
-    flt = MemoryFilter(branch=branch)
-    similarity = {
-        (c.scope, c.memory.id): c.relevance
-        for c in vector_candidates(ctx, ctx.existing(), prompt, flt, embedder)
-    }
-    if not similarity:
-        return Anticipation()
+    similarity: dict[tuple[str, str], float] = {}
     ranked = recall(
         ctx, prompt, branch=branch, limit=CANDIDATES, embedder=embedder, count_access=False,
-        with_links=False,
+        with_links=False, similarities=similarity,
     )  # fmt: skip
+    if not similarity:
+        return Anticipation()
     picks = select(
         [Pick(r.memory, similarity.get((r.scope, r.memory.id), 0.0)) for r in ranked],
         floor=baseline(list(similarity.values())),

@@ -55,6 +55,7 @@ def recall(
     alpha: float | None = None,
     embedder: QueryEmbedder | None = None,
     with_links: bool = True,
+    similarities: dict[tuple[str, str], float] | None = None,
 ) -> list[Ranked]:
     """The best ``limit`` memories for ``query``.
 
@@ -62,6 +63,8 @@ def recall(
     hidden); ``all_branches`` lifts that. Each leg of each store yields a fixed-size candidate
     pool, so the order never depends on ``limit`` (which is capped at the pool size).
     ``embedder`` defaults to the project's configured model, loaded only if needed.
+    ``similarities``, when given, receives the cosine similarity of every vector candidate by
+    ``(scope, id)`` (anticipatory retrieval judges relevance by it).
     """
     if not all_branches and branch is None:
         branch, _ = ctx.paths.branch_and_commit()
@@ -77,6 +80,8 @@ def recall(
         for scope, store in stores:
             lexical += store.search_text(query, flt, CANDIDATE_POOL, scope)
     vector = pending.candidates() if pending is not None else []
+    if similarities is not None:
+        similarities.update({(c.scope, c.memory.id): c.relevance for c in vector})
     if alpha > 0.0 and not vector and alpha < 1.0:
         alpha = 0.0  # nothing embedded yet: the lexical ranking, unchanged
     if alpha == 0.0:
