@@ -47,15 +47,9 @@ def recall_table(results: Sequence[Ranked], query: str) -> None:
         pin = " 📌" if m.pinned else ""
         width = max(30, console.width - 9 - len(m.memory_type) - len(pin))
         console.print(f"{i:>3}. [bold]\\[{m.memory_type}][/]{pin} {escape(headline(m, width))}")
-        details = [
-            m.id,
-            f"score {r.score:.2f}",
-            f"priority {m.priority}",
-            r.scope,
-            age(m.created_at),
-        ]
+        details = [m.id, f"score {r.score:.2f}", f"p{m.priority}", r.scope, age(m.created_at)]
         if m.branch:
-            details.append(f"branch {m.branch}")
+            details.append(m.branch)
         console.print("     [dim]" + escape(" · ".join(details)) + "[/]")
         for code in r.linked:
             lines = code.content.splitlines()

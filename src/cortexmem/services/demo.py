@@ -1,7 +1,8 @@
 """`cortex demo`: capture and recall on a throw-away project and global store.
 
 It ingests the sample Claude Code sessions in ``examples/sessions`` (the same path a real
-session takes through the Stop hook), shows what was extracted, and answers a few questions.
+session takes through the Stop hook), shows what was extracted, embeds it with the local model
+and answers a few questions asked in other words than the sessions used.
 It runs the same services the CLI runs, against real SQLite files in a temporary folder, and
 never touches the user's own stores (CORTEX_HOME is pointed into the temporary folder too).
 """
@@ -21,10 +22,11 @@ from cortexmem.services.ingest import ingest
 from cortexmem.services.recall import recall
 from cortexmem.services.status import status
 
+# Asked in other words than the sessions used: recall by meaning, not only by shared words.
 QUERIES = (
-    "why not a Redis lock for idempotency?",
-    "webhook signature raw body",
-    "how should I run the tests in this repo?",
+    "how do we avoid charging a customer twice when their request is retried?",
+    "what must the webhook HMAC be computed over?",
+    "how should I start python scripts in this repo?",
 )
 
 
@@ -69,10 +71,20 @@ def run_demo(keep: bool = False) -> None:
                 for text in items[:3]:
                     line = shorten(text, max(30, console.width - 20))
                     console.print(f"  [cyan]{memory_type:<9}[/] {line}")
-            for number, query in enumerate(QUERIES, start=2):
+            console.print(Rule("2. embed: the local model, offline"))
+            from cortexmem.services.embedding import Embedder, sync_context
+
+            embedder = Embedder.for_context(ctx)
+            t0 = time.perf_counter()
+            synced = sync_context(ctx, embedder)
+            console.print(
+                f"  {synced.embedded} memories embedded with {synced.model} in "
+                f"{time.perf_counter() - t0:.2f} s"
+            )
+            for number, query in enumerate(QUERIES, start=3):
                 console.print(Rule(f"{number}. recall"))
-                recall_table(recall(ctx, query, limit=3), query)
-            console.print(Rule(f"{len(QUERIES) + 2}. status"))
+                recall_table(recall(ctx, query, limit=3, embedder=embedder), query)
+            console.print(Rule(f"{len(QUERIES) + 3}. status"))
             status_report(status(ctx))
         elapsed = time.perf_counter() - started
         console.print()
