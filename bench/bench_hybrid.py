@@ -38,20 +38,23 @@ def build(size: int) -> Path:
         return root
     root.mkdir(parents=True, exist_ok=True)
     corpus = Corpus(seed=size)
-    rng = np.random.default_rng(size)
     with Context.for_cwd(root) as ctx:
         store = ctx.writable("project")
-        model = Embedder.for_context(ctx).model
         for start in range(0, size, 5_000):
             store.add_memories(corpus.memories(min(5_000, size - start)))
-        while backlog := store.embedding_backlog(model, 5_000):
-            vectors = rng.standard_normal((len(backlog), 384)).astype(np.float32)
-            vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-            store.put_embeddings(
-                model, 384, [(seq, m.content_hash, v.tobytes()) for (seq, m), v in
-                             zip(backlog, vectors, strict=True)]
-            )  # fmt: skip
+        random_vectors(store, Embedder.for_context(ctx).model, np.random.default_rng(size))
     return root
+
+
+def random_vectors(store, model: str, rng: np.random.Generator) -> None:
+    """Give every memory without one a random unit vector under ``model``'s name."""
+    while backlog := store.embedding_backlog(model, 5_000):
+        vectors = rng.standard_normal((len(backlog), 384)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        store.put_embeddings(
+            model, 384, [(seq, m.content_hash, v.tobytes()) for (seq, m), v in
+                         zip(backlog, vectors, strict=True)]
+        )  # fmt: skip
 
 
 @pytest.fixture(scope="module", params=SIZES, ids=lambda n: f"{n // 1000}k")

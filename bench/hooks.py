@@ -21,10 +21,16 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+import numpy as np
+
+from cortexmem import recall_client
+from cortexmem.paths import resolve
 from cortexmem.services.capture import capture_transcript
 from cortexmem.services.context import Context
+from cortexmem.services.embedding import Embedder
 from cortexmem.store.sqlite import SQLiteStore
 
+from bench_hybrid import random_vectors
 from corpus import Corpus
 from procs import hyperfine, installed_conditions, table
 
@@ -51,6 +57,18 @@ def main() -> None:
         store = ctx.writable("project")
         store.add_memories(Corpus(seed=1).memories(10_000))
         capture_transcript(store, largest, session_id="bench")
+        random_vectors(store, Embedder.for_context(ctx).model, np.random.default_rng(1))
+    # SessionStart and UserPromptSubmit talk to the project's recall server: run one, as a
+    # session would have (random vectors above keep it from embedding during the runs).
+    os.environ["XDG_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="cx-", dir="/tmp")
+    key = resolve(project).project_hash
+    server = subprocess.Popen(
+        [sys.executable, "-m", "cortexmem.recall_server", "--root", str(project), "--idle", "900"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    while recall_client.ask(key, {"op": "ping"}, 1.0) is None:
+        time.sleep(0.2)
+    recall_client.ask(key, {"op": "anticipate", "prompt": "warm up the model"}, 30.0)
 
     base = {"session_id": "bench", "cwd": str(project), "transcript_path": str(largest)}
     tool = {**base, "tool_name": "Bash", "tool_use_id": "toolu_bench",
@@ -73,7 +91,11 @@ def main() -> None:
         file = work / f"{event}.json"
         file.write_text(json.dumps({**payload, "hook_event_name": event}))
         commands[f"cortex-hook {event}"] = f"cd {project} && {hook} {event} < {file}"
-    results = hyperfine(commands, args.runs, shell=True)
+    try:
+        results = hyperfine(commands, args.runs, shell=True)
+    finally:
+        recall_client.ask(key, {"op": "stop"}, 2.0)
+        server.wait(timeout=10)
     table(results, "python -c pass", f"10,000 memories, {args.runs} runs, medians")
 
     print()
