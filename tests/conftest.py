@@ -34,6 +34,32 @@ def git(cwd: Path, *args: str) -> str:
     return result.stdout.strip()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def recall_servers_stay_in_the_test_run(tmp_path_factory: pytest.TempPathFactory):
+    """A hook may start a project's recall server in the background. In tests its socket goes
+    to a private folder (short: Unix socket paths are limited to ~100 bytes) and it exits after
+    10 idle seconds; at the end every server still running is stopped."""
+    import shutil
+    import tempfile
+
+    runtime = tempfile.mkdtemp(prefix="cx-", dir="/tmp")
+    saved = {k: os.environ.get(k) for k in ("XDG_RUNTIME_DIR", "CORTEX_SERVER_IDLE")}
+    os.environ["XDG_RUNTIME_DIR"] = runtime
+    os.environ["CORTEX_SERVER_IDLE"] = "10"
+    yield
+    from cortexmem import recall_client
+
+    folder = Path(recall_client.runtime_dir())
+    for sock in folder.glob("*.sock") if folder.is_dir() else []:
+        recall_client.ask(sock.stem, {"op": "stop"}, 2.0)
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+    shutil.rmtree(runtime, ignore_errors=True)
+
+
 @pytest.fixture(autouse=True)
 def cortex_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test gets its own global store; none ever touches ~/.cortex."""

@@ -84,15 +84,20 @@ def render(picks: Sequence[Pick], token_cap: int = TOKEN_CAP) -> str:
     if not picks:
         return ""
     lines = [HEADER]
-    used = estimate_tokens(HEADER)
     for pick in picks:
         m = pick.memory
         where = f", {m.branch}" if m.branch else ""
         head = f"- [{m.memory_type}{where}, {m.id}] "
-        room = (token_cap - used - estimate_tokens(head)) * 4
-        if room < 60:
+        room = (token_cap - estimate_tokens("\n".join(lines)) - estimate_tokens(head)) * 4
+        room = min(room, 400)
+        # Characters/4 is only one side of the estimate: many short words ("a = 1, b = 2")
+        # cost more, so shorten until the whole block fits.
+        while room >= 60:
+            line = head + shorten(m.content, room)
+            if estimate_tokens("\n".join([*lines, line])) <= token_cap:
+                lines.append(line)
+                break
+            room -= max(4, room // 8)
+        else:
             break
-        line = head + shorten(m.content, min(room, 400))
-        used += estimate_tokens(line)
-        lines.append(line)
     return "\n".join(lines) if len(lines) > 1 else ""

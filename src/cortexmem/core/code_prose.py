@@ -29,7 +29,8 @@ _DEFINITION: Final = re.compile(
     r"(?:function|func|fn|def|class|interface|struct|enum|trait|type|impl)\s+([A-Za-z_]\w*)",
     re.MULTILINE,
 )
-_LINE_COMMENT: Final = re.compile(r"^\s*(?://+|#+|--|;+|\*+|/\*+)\s?(.*?)\s*(?:\*/)?$")
+# ``\*+/?``: the `` */`` closing a block comment is a comment line with no words.
+_LINE_COMMENT: Final = re.compile(r"^\s*(?://+|#+|--|;+|\*+/?|/\*+)\s?(.*?)\s*(?:\*/)?$")
 
 
 @dataclass(frozen=True)

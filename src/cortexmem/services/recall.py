@@ -153,7 +153,7 @@ class VectorSearch:
             picked = store.candidates_by_seq(hits, self.flt, scope)
             k = len(hits)
             # The filter (branch, status) dropped some: look further down the list.
-            while len(picked) < VECTOR_POOL and k < len(index):
+            while len(picked) < VECTOR_POOL and 0 < k < len(index):  # 0: no vector has the type
                 k = min(len(index), k * 4)
                 picked = store.candidates_by_seq(index.search(vector, k, self.flt.types),
                                                  self.flt, scope)  # fmt: skip

@@ -38,6 +38,7 @@ from cortexmem.model import (
     Observation,
     Provenance,
     SourceContext,
+    normalise_tags,
     utc_now,
 )
 from cortexmem.store.base import CaptureResult, ImportResult, StoreCounts
@@ -335,6 +336,7 @@ class SQLiteStore:
 
         Returns ``(stored memories, how many were added, how many were archived)``.
         """
+        (tag,) = normalise_tags((tag,))  # stored tags are normalised (lower-case)
         memories = [redact_memory(m) for m in memories]
 
         def op(conn: sqlite3.Connection) -> tuple[list[Memory], int, int]:

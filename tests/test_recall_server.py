@@ -1,0 +1,425 @@
+"""The recall server and the UserPromptSubmit hook that relays to it, as whole processes.
+
+The pure half of anticipatory retrieval (``core.anticipation``) is tested first; then the real
+server (``python -m cortexmem.recall_server``) is started on a real store embedded with the real
+model, and the real hook program talks to it over its Unix socket. Every process a test starts is
+stopped in a ``finally``; sockets live in a short temporary runtime folder under /tmp.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cortexmem import recall_client
+from cortexmem.core.anticipation import (
+    HEADER,
+    TOKEN_CAP,
+    Pick,
+    baseline,
+    estimate_tokens,
+    render,
+    select,
+    worth_asking,
+)
+from cortexmem.model import Memory, SourceContext
+from cortexmem.services.context import Context
+from cortexmem.services.embedding import Embedder, sync_context
+from cortexmem.services.memories import remember
+
+# ----------------------------------------------------------------------------- pure
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    ["ok", "OK.", "/clear", "/compact keep the plan", "thanks!", "thank you", "continue", "lgtm",
+     "yes", "go ahead", "fix it", "", "   "],
+)  # fmt: skip
+def test_prompts_without_a_question_are_not_worth_asking(prompt):
+    assert not worth_asking(prompt)
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    ["why do webhook retries back off?", "ok so how do we store money", "thanks, now add tests"],
+)
+def test_prompts_with_a_question_are_worth_asking(prompt):
+    assert worth_asking(prompt)
+
+
+def pick(similarity: float, text: str = "a memory about something", **fields) -> Pick:
+    return Pick(Memory(text, "decision", **fields), similarity)
+
+
+def test_select_needs_the_threshold_and_the_margin_over_the_floor():
+    ranked = [pick(0.58), pick(0.75), pick(0.61), pick(0.9), pick(0.7), pick(0.65)]
+    sims = lambda picks: [p.similarity for p in picks]  # noqa: E731
+    # Threshold 0.6 alone (floor 0): the first three that clear it, in the given order.
+    assert sims(select(ranked)) == [0.75, 0.61, 0.9]
+    assert sims(select(ranked, max_items=5)) == [0.75, 0.61, 0.9, 0.7, 0.65]
+    # A high floor (what every memory reaches): only those a margin above it.
+    assert sims(select(ranked, floor=0.6)) == [0.75, 0.9]
+    assert sims(select(ranked, floor=0.6, margin=0.2)) == [0.9]
+    assert select(ranked, floor=0.8) == []
+    assert sims(select(ranked, threshold=0.7, floor=0.1)) == [0.75, 0.9, 0.7]
+    assert sims(select(ranked, threshold=0.7, floor=0.5)) == [0.75, 0.9, 0.7]  # 0.7 > 0.5+0.15
+    assert sims(select(ranked, threshold=0.7, floor=0.56)) == [0.75, 0.9]  # 0.56+0.15 > 0.7
+    assert select([], floor=0.0) == []
+    assert baseline([0.1, 0.9, 0.3]) == 0.3 and baseline([0.1, 0.3, 0.5, 0.9]) == 0.4
+    assert baseline([]) == 0.0
+
+
+def test_render_lists_the_picks_under_a_header():
+    picks = [
+        pick(0.8, "Money amounts are integers in cents, never floats.", id="m-money"),
+        pick(0.7, "Progress on the ledger.", id="m-ledger",
+             source_context=SourceContext(branch="feature/x")),
+    ]  # fmt: skip
+    assert render(picks).splitlines() == [
+        HEADER,
+        "- [decision, m-money] Money amounts are integers in cents, never floats.",
+        "- [decision, feature/x, m-ledger] Progress on the ledger.",
+    ]
+    assert render([]) == ""
+    assert render(picks, token_cap=estimate_tokens(HEADER) + 5) == ""  # no room for any line
+
+
+words = st.text(alphabet="abcxyz019 ,.;=é日本", min_size=1, max_size=12)
+contents = st.lists(words, min_size=1, max_size=400).map(" ".join).filter(str.strip)
+
+
+@given(st.lists(contents, max_size=5), st.integers(40, 400))
+def test_render_never_exceeds_the_token_cap(texts, cap):
+    picks = [pick(0.9, text, id=f"m-{i}") for i, text in enumerate(texts)]
+    text = render(picks, token_cap=cap)
+    assert estimate_tokens(text) <= cap
+    assert text == "" or text.startswith(HEADER + "\n- [decision, m-0] ")
+    assert len(text.splitlines()) <= 1 + len(picks)
+    default = render(picks)
+    assert estimate_tokens(default) <= TOKEN_CAP
+    assert bool(default) == bool(texts)  # the first memory always gets a line at the default cap
+
+
+def test_render_cuts_long_memories_and_stops_at_the_cap():
+    long = "Retry failed webhook deliveries with exponential backoff. " * 30
+    text = render([pick(0.9, long, id=f"m-{i}") for i in range(3)])
+    assert estimate_tokens(text) <= TOKEN_CAP
+    lines = text.splitlines()
+    assert 2 <= len(lines) <= 3 and lines[1].endswith("…")
+    # Many one-letter words cost more tokens than their characters suggest.
+    dense = " ".join(["a = 1, b = 2;"] * 60)
+    assert estimate_tokens(render([pick(0.9, dense, id=f"m-{i}") for i in range(3)])) <= TOKEN_CAP
+
+
+# ----------------------------------------------------------------------------- processes
+
+MEMORIES = [
+    ("decision", "Webhook deliveries that fail are retried with exponential backoff, capped at "
+                 "one hour."),
+    ("pattern", "Money amounts are integers in cents, never floats."),
+    ("gotcha", "Timestamps in the legacy orders table are stored in local Paris time, not UTC."),
+    ("decision", "We chose PostgreSQL 16 over MySQL for the billing database."),
+    ("gotcha", "The CI runner has no access to the internet; vendor test fixtures."),
+    ("architecture", "The frontend is a React single-page app served by nginx from a CDN bucket."),
+    ("context", "The design team prefers Figma files shared in the #design channel."),
+    ("decision", "Feature flags live in LaunchDarkly; never hard-code a rollout percentage."),
+    ("pattern", "Background jobs are idempotent: each one checks a dedup key in Redis first."),
+    ("architecture", "Search is served by an Elasticsearch cluster of three nodes."),
+    ("decision", "Passwords are hashed with argon2id; bcrypt hashes are upgraded at next login."),
+    ("context", "Release trains leave every second Tuesday; hotfixes can ship any day."),
+    ("pattern", "Database migrations are written with Alembic and must be reversible."),
+    ("architecture", "Uploaded images go to S3 and a Lambda function makes thumbnails."),
+    ("decision", "Logs are shipped as JSON lines to Loki, with the request id on every line."),
+    ("gotcha", "The staging database is reset every Sunday night; do not keep data there."),
+    ("context", "Customer support escalations go to the on-call engineer through PagerDuty."),
+    ("decision", "Rate limiting is 100 requests per minute per API key, in the gateway."),
+    ("architecture", "Analytics events flow through Kafka into a ClickHouse warehouse."),
+    ("pattern", "Translations are stored in gettext .po files and compiled at build time."),
+]  # fmt: skip
+RELATED = "the webhook retries are not firing, can you check the backoff schedule?"
+UNRELATED = "write a haiku about autumn leaves"
+HOOK = [sys.executable, "-c", "from cortexmem.hook import run; run()", "UserPromptSubmit"]
+
+
+@pytest.fixture
+def runtime(monkeypatch: pytest.MonkeyPatch):
+    """A short private runtime folder: a Unix socket path must stay under ~100 characters."""
+    folder = tempfile.mkdtemp(prefix="cx-", dir="/tmp")
+    monkeypatch.setenv("XDG_RUNTIME_DIR", folder)
+    # A server a hook starts in the background must not outlive the test for long either.
+    monkeypatch.setenv("CORTEX_SERVER_IDLE", "20")
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def project(ctx: Context, runtime: str) -> dict:
+    """A store with twenty memories, all embedded; returns ids by text and the project key."""
+    ids = {text: remember(ctx, text, memory_type=kind)[0].id for kind, text in MEMORIES}
+    assert sync_context(ctx, Embedder.for_context(ctx)).remaining == 0
+    key = ctx.paths.project_hash
+    assert len(recall_client.socket_path(key)) < 100
+    return {"ids": ids, "key": key, "root": ctx.paths.root}
+
+
+def webhook_id(project: dict) -> str:
+    return next(i for text, i in project["ids"].items() if text.startswith("Webhook deliveries"))
+
+
+class Servers:
+    """Servers started by a test, by process id; all of them are stopped at the end."""
+
+    def __init__(self, key: str, root: Path) -> None:
+        self.key = key
+        self.root = root
+        self.procs: list[subprocess.Popen] = []
+        self.pids: set[int] = set()
+
+    def start(self, idle: float = 20) -> subprocess.Popen:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "cortexmem.recall_server", "--root", str(self.root),
+             "--idle", str(idle)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        self.procs.append(proc)
+        return proc
+
+    def wait_ready(self, proc: subprocess.Popen | None = None, timeout: float = 20) -> dict:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if proc is not None and proc.poll() is not None:
+                pytest.fail(f"the server exited with {proc.returncode}: {proc.stderr.read()}")
+            reply = recall_client.ask(self.key, {"op": "ping"}, 1.0)
+            if reply is not None:
+                self.pids.add(reply["pid"])
+                return reply
+            time.sleep(0.05)
+        pytest.fail("no recall server answered")
+
+    def ask(self, request: dict, timeout: float = 30) -> dict:
+        reply = recall_client.ask(self.key, request, timeout)
+        assert reply is not None, request
+        return reply
+
+    def stop_all(self) -> None:
+        with contextlib.suppress(Exception):
+            recall_client.ask(self.key, {"op": "stop"}, 2.0)
+        for proc in self.procs:
+            if proc.poll() is None:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(timeout=5)
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=5)
+            if proc.stderr is not None:
+                proc.stderr.close()
+        # Servers a hook started in the background (not our children, possibly still starting
+        # when the test ended): found by the pid they reported or by their command line, which
+        # names this test's own repository; stopped through their socket, else killed.
+        own = {p.pid for p in self.procs}
+        for pid in (self.pids | set(servers_of(self.root))) - own:
+            end = time.monotonic() + 5
+            while alive(pid) and time.monotonic() < end:
+                with contextlib.suppress(Exception):
+                    recall_client.ask(self.key, {"op": "stop"}, 0.5)
+                time.sleep(0.1)
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def servers_of(root: Path) -> list[int]:
+    """Process ids of recall servers running for the project at ``root``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"cortexmem.recall_server" in argv and str(root).encode() in argv:
+            found.append(int(entry.name))
+    return [pid for pid in found if alive(pid)]
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` still runs (an exited process not yet reaped by its parent does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state not in ("Z", "X")
+
+
+@pytest.fixture
+def servers(project: dict):
+    started = Servers(project["key"], project["root"])
+    try:
+        yield started
+    finally:
+        started.stop_all()
+
+
+def raw(key: str, data: bytes) -> dict:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.settimeout(10)
+        conn.connect(recall_client.socket_path(key))
+        conn.sendall(data)
+        conn.shutdown(socket.SHUT_WR)
+        reply = b""
+        while chunk := conn.recv(65536):
+            reply += chunk
+    return json.loads(reply)
+
+
+@pytest.mark.slow
+def test_the_server_answers_and_survives_bad_requests(servers: Servers, project: dict):
+    proc = servers.start()
+    ping = servers.wait_ready(proc)
+    assert ping == {"ok": True, "pid": proc.pid, "root": str(project["root"])}
+    path = recall_client.socket_path(project["key"])
+    assert os.stat(path).st_mode & 0o777 == 0o600
+    assert os.stat(os.path.dirname(path)).st_mode & 0o777 == 0o700
+
+    related = servers.ask({"op": "anticipate", "prompt": RELATED})
+    assert related["ok"] and related["context"].startswith(HEADER)
+    assert "Webhook deliveries that fail are retried" in related["context"]
+    assert webhook_id(project) in related["ids"] and webhook_id(project) in related["context"]
+    assert servers.ask({"op": "anticipate", "prompt": UNRELATED}) == {
+        "ok": True, "context": "", "ids": []}  # fmt: skip
+    assert servers.ask({"op": "anticipate", "prompt": "ok"})["context"] == ""
+
+    found = servers.ask({"op": "recall", "query": "how are monetary values represented"})
+    assert found["ok"]
+    assert found["results"][0]["memory"]["content"].startswith("Money amounts")
+    assert found["results"][0]["scope"] == "project"
+    assert len(servers.ask({"op": "recall", "query": "database", "limit": 2})["results"]) == 2
+
+    for bad in (b"not json\n", b"[1, 2]\n", b"\xff\xfe\n", b'{"op": "recall", "limit": "x"}\n'):
+        reply = raw(project["key"], bad)
+        assert reply["ok"] is False and reply["error"], bad
+    assert servers.ask({"op": "bogus"}) == {"ok": False, "error": "unknown op 'bogus'"}
+    assert servers.ask({"op": "anticipate"})["ok"] is False
+    assert servers.ask({"op": "recall", "query": "  "})["ok"] is False
+    assert servers.ask({"op": "ping"})["pid"] == proc.pid  # still serving
+
+    # A second server of the same project leaves at once; the first one keeps serving.
+    began = time.monotonic()
+    second = subprocess.run(
+        [sys.executable, "-m", "cortexmem.recall_server", "--root", str(project["root"]),
+         "--idle", "20"],
+        capture_output=True, text=True, timeout=20,
+    )  # fmt: skip
+    assert second.returncode == 0, second.stderr
+    assert time.monotonic() - began < 5  # not after an idle period: at once
+    assert servers.ask({"op": "ping"})["pid"] == proc.pid
+
+    assert servers.ask({"op": "stop"}) == {"ok": True}
+    assert proc.wait(timeout=5) == 0
+    assert not os.path.exists(path)
+    assert recall_client.ask(project["key"], {"op": "ping"}, 1.0) is None
+
+
+@pytest.mark.slow
+def test_the_server_embeds_new_memories_between_requests(
+    servers: Servers, project: dict, ctx: Context
+):
+    proc = servers.start()
+    servers.wait_ready(proc)
+    memory, _ = remember(
+        ctx, "Refunds over 500 euros need a second approver.", memory_type="decision"
+    )
+    assert servers.ask({"op": "sync"}) == {"ok": True, "embedded": 1}
+    found = servers.ask({"op": "recall", "query": "who must sign off on large reimbursements",
+                         "alpha": 1.0})  # fmt: skip
+    assert found["results"][0]["memory"]["id"] == memory.id
+
+
+@pytest.mark.slow
+def test_an_idle_server_exits_by_itself(servers: Servers, project: dict):
+    proc = servers.start(idle=2)
+    servers.wait_ready(proc)
+    started = time.monotonic()
+    assert proc.wait(timeout=8) == 0
+    assert time.monotonic() - started < 5
+    assert not os.path.exists(recall_client.socket_path(project["key"]))
+    assert servers_of(project["root"]) == []
+
+
+def hook(root: Path, prompt: str) -> subprocess.CompletedProcess[str]:
+    payload = {
+        "session_id": "s-1",
+        "transcript_path": str(root / "no-transcript.jsonl"),
+        "cwd": str(root),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": prompt,
+    }
+    return subprocess.run(HOOK, input=json.dumps(payload), cwd=root, capture_output=True,
+                          text=True, timeout=30)  # fmt: skip
+
+
+@pytest.mark.slow
+def test_the_prompt_hook_relays_what_the_server_anticipates(servers: Servers, project: dict):
+    proc = servers.start()
+    servers.wait_ready(proc)
+    # Warm up: the first request loads the model and the vectors.
+    assert servers.ask({"op": "anticipate", "prompt": RELATED})["context"]
+    # The hook gives the server ~70 ms; a loaded machine may miss one deadline, not three.
+    for _ in range(3):
+        result = hook(project["root"], RELATED)
+        assert result.returncode == 0 and result.stderr == ""
+        if result.stdout:
+            break
+    answer = json.loads(result.stdout)
+    specific = answer["hookSpecificOutput"]
+    assert specific["hookEventName"] == "UserPromptSubmit"
+    assert specific["additionalContext"].startswith(HEADER)
+    assert "Webhook deliveries that fail are retried" in specific["additionalContext"]
+    assert webhook_id(project) in specific["additionalContext"]
+
+    unrelated = hook(project["root"], UNRELATED)
+    assert (unrelated.returncode, unrelated.stdout) == (0, "")
+    trivial = hook(project["root"], "thanks!")
+    assert (trivial.returncode, trivial.stdout) == (0, "")
+    assert servers.ask({"op": "ping"})["pid"] == proc.pid
+
+
+@pytest.mark.slow
+def test_without_a_server_the_hook_says_nothing_and_starts_one(servers: Servers, project: dict):
+    key = project["key"]
+    assert recall_client.ask(key, {"op": "ping"}, 0.5) is None
+    started = time.monotonic()
+    result = hook(project["root"], RELATED)
+    assert (result.returncode, result.stdout) == (0, "")
+    assert time.monotonic() - started < 10
+    # The server it started in the background answers shortly after.
+    reply = servers.wait_ready()
+    assert reply["root"] == str(project["root"]) and alive(reply["pid"])
+    log = (project["root"] / ".cortex" / "cortex.log").read_text()
+    assert "UserPromptSubmit: no recall server answered; starting one" in log
+    # The next prompt gets its context from it.
+    assert servers.ask({"op": "anticipate", "prompt": RELATED})["context"]
+    assert servers.ask({"op": "stop"}) == {"ok": True}
+    end = time.monotonic() + 5
+    while alive(reply["pid"]) and time.monotonic() < end:
+        time.sleep(0.05)
+    assert not alive(reply["pid"])
+    assert not os.path.exists(recall_client.socket_path(key))
+    assert servers_of(project["root"]) == []
