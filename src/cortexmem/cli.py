@@ -715,10 +715,11 @@ def demo(keep: bool) -> None:
 
 
 def _register_more() -> None:
-    from cortexmem import cli_ai, cli_graph
+    from cortexmem import cli_ai, cli_brief, cli_graph
 
     cli_graph.register(cli)
     cli_ai.register(cli)
+    cli_brief.register(cli)
 
 
 _register_more()

@@ -41,6 +41,8 @@ BATCH_LINES = 1_000
 HEAD_BYTES = 4_096
 GIT_TIMEOUT = 1.0
 QUEUE_DIR = "queue"
+# What Cortex itself writes in a working tree: not the session's changes.
+OWN_FILES = (".cortex/", ".claude/rules/cortex-")
 
 
 @dataclass
@@ -275,7 +277,10 @@ def record_working_tree(
     commit: str | None,
 ) -> bool:
     """One event with the files changed but not committed (git, under a hard time limit)."""
-    files = changed_files(ctx.paths.worktree, timeout=GIT_TIMEOUT)
+    files = [
+        f for f in changed_files(ctx.paths.worktree, timeout=GIT_TIMEOUT) or []
+        if not f.startswith(OWN_FILES)
+    ]  # fmt: skip
     if not files:
         return False
     shown = ", ".join(files[:20]) + (f" and {len(files) - 20} more" if len(files) > 20 else "")

@@ -20,6 +20,7 @@ import sqlite3
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -586,6 +587,11 @@ class SQLiteStore:
         )
         return {str(r[0]): int(r[1]) for r in rows}
 
+    def maxima(self) -> tuple[int, int]:
+        """``(highest in-degree, highest access count)`` of the store: what centrality and
+        access are normalised by."""
+        return self._read(self._maxima)
+
     @staticmethod
     def _maxima(conn: sqlite3.Connection) -> tuple[int, int]:
         max_in = conn.execute(
@@ -691,6 +697,53 @@ class SQLiteStore:
         )
         for row in rows:
             yield _row_to_event(row)
+
+    # ----------------------------------------------------------------- briefing
+
+    def top_memories(
+        self, types: Sequence[str], flt: MemoryFilter, limit: int
+    ) -> list[tuple[Memory, int]]:
+        """The most important active memories of ``types`` under ``flt``, with their
+        in-degree: pinned first, then priority, confidence and recency (the briefing's pool)."""
+        where, params = _filter_sql(replace(flt, types=tuple(types)))
+        sql = (
+            f"SELECT {', '.join('m.' + c.strip() for c in _MEMORY_SELECT.split(','))}, "
+            "(SELECT count(*) FROM edges e WHERE e.target_id = m.id AND e.status = 'active') "
+            f"FROM memories m WHERE {where} "
+            "ORDER BY m.pinned DESC, m.priority DESC, m.confidence DESC, m.created_at DESC, m.id "
+            "LIMIT ?"
+        )
+        rows = self._read(lambda conn: conn.execute(sql, (*params, limit)).fetchall())
+        return [(row_to_memory(r[:20]), int(r[20])) for r in rows]
+
+    def recent_events(
+        self, kinds: Sequence[str], limit: int, session_id: str | None = None
+    ) -> list[Event]:
+        """The newest events of ``kinds`` (optionally of one session), newest first."""
+        marks = ", ".join("?" * len(kinds))
+        sql = (
+            "SELECT id, kind, content, payload, confidence, salience, session_id, "
+            f"transcript_path, line, branch, commit_sha, created_at FROM events "
+            f"WHERE kind IN ({marks})"
+            + (" AND session_id = ?" if session_id is not None else "")
+            + " ORDER BY seq DESC LIMIT ?"
+        )
+        args = (*kinds, *((session_id,) if session_id is not None else ()), limit)
+        rows = self._read(lambda conn: conn.execute(sql, args).fetchall())
+        return [_row_to_event(r) for r in rows]
+
+    def briefing_token(self) -> str:
+        """Changes whenever what a briefing is made of changes: new memories or events, or a
+        memory changing status (archived, superseded, restored)."""
+        row = self._read(
+            lambda conn: conn.execute(
+                "SELECT (SELECT coalesce(max(seq), 0) FROM memories), "
+                "(SELECT coalesce(max(seq), 0) FROM events), "
+                "(SELECT count(*) FROM memories WHERE status = 'active'), "
+                "(SELECT coalesce(max(updated_at), '') FROM memories)"
+            ).fetchone()
+        )
+        return ":".join(str(v) for v in row)
 
     def get_cursor(self, transcript_path: str) -> ExtractionCursor | None:
         row = self._retry(

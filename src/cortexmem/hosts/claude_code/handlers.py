@@ -4,8 +4,8 @@ Budgets: Stop, SubagentStop and PreCompact may take a few seconds (their timeout
 a long backlog is read in committed batches and left for the next hook past ``STOP_BUDGET``.
 SessionEnd shares 1.5 s with every other SessionEnd hook, so it reads for at most
 ``SESSION_END_BUDGET`` and queues the rest; the next Stop in the project finishes it.
-SessionStart and UserPromptSubmit return context (briefing and recall arrive with their own
-features) and must stay fast.
+SessionStart returns the briefing (from its cache in milliseconds) and UserPromptSubmit the
+few memories that bear on the prompt; both must stay fast.
 """
 
 from __future__ import annotations
@@ -37,8 +37,9 @@ def handle(event: str, payload: dict[str, Any], *, started: float) -> dict[str, 
     if event == "UserPromptSubmit":
         return _anticipate(payload, deadline=started + PROMPT_BUDGET)
     if event == "SessionStart":
+        context = _briefing(payload)
         _warm_up(payload)
-        return None
+        return {"hookSpecificOutput": {"additionalContext": context}} if context else None
     if event in ("Stop", "SubagentStop", "PreCompact"):
         _capture(event, payload, deadline=started + STOP_BUDGET)
     elif event == "SessionEnd":
@@ -56,6 +57,36 @@ def _recall_server(payload: dict[str, Any]):
     if not paths.db.is_file():
         return None
     return paths, paths.project_hash
+
+
+def _briefing(payload: dict[str, Any]) -> str | None:
+    """SessionStart (every source: startup, resume, clear, compact): the briefing, served from
+    the cache when nothing changed since it was built (stdlib only on that path), else built
+    and cached; the rules file is brought up to date either way."""
+    from cortexmem import briefing_cache
+    from cortexmem.paths import resolve
+
+    cwd = project_dir(payload)
+    paths = resolve(cwd)
+    if not paths.db.is_file():
+        return None
+    branch, _ = paths.branch_and_commit()
+    token = briefing_cache.store_token(str(paths.db))
+    cache = briefing_cache.cache_path(str(paths.data_dir), branch, str(cwd))
+    markdown = briefing_cache.read_cached(cache, token) if token else None
+    if markdown is None:
+        from cortexmem.services.brief import briefing_markdown
+        from cortexmem.services.context import Context
+
+        with Context.for_cwd(cwd, timeout=2.0) as ctx:
+            markdown, _ = briefing_markdown(ctx, cwd=cwd)
+    worktree = str(paths.worktree or paths.root)
+    try:
+        git_dir = str(paths.repo.common_dir) if paths.repo is not None else None
+        briefing_cache.write_rules_file(worktree, str(paths.data_dir), markdown, git_dir)
+    except (OSError, TimeoutError) as exc:
+        log_line(payload, f"SessionStart: briefing file not written: {exc}", paths.log)
+    return markdown
 
 
 def _warm_up(payload: dict[str, Any]) -> None:
@@ -136,6 +167,28 @@ def _capture(event: str, payload: dict[str, Any], *, deadline: float) -> None:
             ),
             path=ctx.paths.log,
         )
+        if event == "Stop" and time.monotonic() < deadline:
+            _refresh_projections(ctx, payload)
+
+
+def _refresh_projections(ctx: Any, payload: dict[str, Any]) -> None:
+    """Stop: the git projections and the briefing file follow what was just captured."""
+    try:
+        from cortexmem.briefing_cache import write_rules_file
+        from cortexmem.services.brief import briefing_markdown
+        from cortexmem.services.projections import write_projections
+
+        written = write_projections(ctx).written
+        markdown, _ = briefing_markdown(ctx)
+        worktree = ctx.paths.worktree or ctx.paths.root
+        repo = ctx.paths.repo
+        git_dir = str(repo.common_dir) if repo is not None else None
+        write_rules_file(str(worktree), str(ctx.paths.data_dir), markdown, git_dir)
+        if written:
+            log_line(payload, f"Stop: projections updated: {', '.join(written)}", ctx.paths.log)
+    except Exception as exc:  # projections must never fail a capture
+        log_line(payload, f"Stop: projections not updated: {type(exc).__name__}: {exc}",
+                 ctx.paths.log)  # fmt: skip
 
 
 def _compact_summary(payload: dict[str, Any]) -> None:

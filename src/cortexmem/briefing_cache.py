@@ -1,0 +1,172 @@
+"""The briefing cache and the briefing file: stdlib only, so SessionStart serves a cached
+briefing in milliseconds without importing the store, the model or the briefing builder.
+
+* Cache: ``.cortex/cache/briefing-<hash of branch and cwd>.json`` holding the markdown and the
+  store's *token* when it was built. The token (newest memory and event, active count, newest
+  update) changes with every extraction, lifecycle or consolidation change, so a cached
+  briefing is served only while nothing it was made from has changed.
+* File: ``.claude/rules/cortex-briefing.md``, which Claude Code loads at session start. Written
+  atomically (a unique temporary file renamed over it) under a PID lock file with stale-lock
+  detection, so concurrent sessions never leave it half-written; unchanged content is not
+  rewritten.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sqlite3
+import time
+
+TOKEN_SQL = (
+    "SELECT (SELECT coalesce(max(seq), 0) FROM memories), "
+    "(SELECT coalesce(max(seq), 0) FROM events), "
+    "(SELECT count(*) FROM memories WHERE status = 'active'), "
+    "(SELECT coalesce(max(updated_at), '') FROM memories)"
+)
+RULES_FILE = os.path.join(".claude", "rules", "cortex-briefing.md")
+LOCK_NAME = "briefing.lock"
+LOCK_WAIT = 2.0
+STALE_AFTER = 30.0
+
+
+def store_token(db_path: str) -> str | None:
+    """The token of the store at ``db_path`` (read-only); ``None`` if it cannot be read."""
+    try:
+        conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=1.0)
+    except sqlite3.Error:
+        return None
+    try:
+        row = conn.execute(TOKEN_SQL).fetchone()
+        return ":".join(str(v) for v in row)
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+
+
+def cache_path(data_dir: str, branch: str | None, cwd: str) -> str:
+    key = hashlib.sha256(f"{branch or ''}\0{os.path.realpath(cwd)}".encode()).hexdigest()[:16]
+    return os.path.join(data_dir, "cache", f"briefing-{key}.json")
+
+
+def read_cached(path: str, token: str) -> str | None:
+    """The cached markdown if it was built from a store with ``token``."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    if isinstance(data, dict) and data.get("token") == token:
+        markdown = data.get("markdown")
+        return markdown if isinstance(markdown, str) else None
+    return None
+
+
+def write_atomic(path: str, text: str) -> bool:
+    """Replace ``path`` with ``text`` in one rename; False when it already held exactly that."""
+    with contextlib.suppress(OSError), open(path, encoding="utf-8") as fh:
+        if fh.read() == text:
+            return False
+    folder = os.path.dirname(path) or "."
+    os.makedirs(folder, exist_ok=True)
+    tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.{time.monotonic_ns()}")
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+    return True
+
+
+def write_cached(path: str, token: str, markdown: str) -> None:
+    write_atomic(path, json.dumps({"token": token, "markdown": markdown}))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class PidLock:
+    """An exclusive lock file holding its owner's PID. A lock whose owner is gone, or older
+    than ``STALE_AFTER`` seconds, is stale and taken over."""
+
+    def __init__(self, path: str, wait: float = LOCK_WAIT) -> None:
+        self.path = path
+        self.wait = wait
+        self.held = False
+
+    def __enter__(self) -> PidLock:
+        deadline = time.monotonic() + self.wait
+        os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
+        while True:
+            try:
+                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            except FileExistsError:
+                if self._stale():
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(self.path)
+                    continue
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"{self.path} is held by another process") from None
+                time.sleep(0.01)
+                continue
+            with os.fdopen(fd, "w") as fh:
+                fh.write(str(os.getpid()))
+            self.held = True
+            return self
+
+    def _stale(self) -> bool:
+        try:
+            with open(self.path, encoding="utf-8") as fh:
+                pid = int(fh.read().strip() or 0)
+            age = time.time() - os.path.getmtime(self.path)
+        except (OSError, ValueError):
+            return True
+        return pid <= 0 or not _alive(pid) or age > STALE_AFTER
+
+    def __exit__(self, *exc: object) -> None:
+        if self.held:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.path)
+            self.held = False
+
+
+def exclude_from_git(git_common_dir: str, pattern: str) -> None:
+    """List ``pattern`` in the repository's own ``info/exclude`` (local to this clone; the
+    project's .gitignore is never touched): the briefing is per person and per session."""
+    path = os.path.join(git_common_dir, "info", "exclude")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except FileNotFoundError:
+        text = ""
+    if pattern in text.split("\n"):
+        return
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(("" if not text or text.endswith("\n") else "\n") + pattern + "\n")
+
+
+def write_rules_file(
+    worktree: str, data_dir: str, markdown: str, git_common_dir: str | None = None
+) -> bool:
+    """Write ``.claude/rules/cortex-briefing.md`` under the lock; True if it changed. Inside a
+    git repository the file is listed in ``info/exclude`` so it never shows as a change."""
+    with PidLock(os.path.join(data_dir, LOCK_NAME)):
+        if git_common_dir:
+            with contextlib.suppress(OSError):
+                exclude_from_git(git_common_dir, "/" + RULES_FILE.replace(os.sep, "/"))
+        return write_atomic(os.path.join(worktree, RULES_FILE), markdown)

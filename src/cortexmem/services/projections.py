@@ -1,0 +1,102 @@
+"""Projections meant for git: ``.cortex/decisions.md``, ``.cortex/decisions-archive.md`` and
+``.cortex/active-plan.md``, so a team shares the why behind the code through the repository.
+
+Regenerated from the store at every Stop. Stable: decisions in the order they were made (then
+by id), no generation timestamps, and a file is rewritten only when its content changed, so an
+unchanged memory makes no diff. A file that a merge left with conflict markers simply differs
+from what the store says and is rewritten whole: the store is the source of truth. The three
+files are re-included in ``.cortex/.gitignore`` (which ignores everything else there).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cortexmem.briefing_cache import write_atomic
+from cortexmem.core.filters import MemoryFilter
+from cortexmem.model import Memory
+from cortexmem.services.brief import active_plan
+from cortexmem.services.context import Context
+
+FILES = ("decisions.md", "decisions-archive.md", "active-plan.md")
+GIT_INCLUDE = "# Projections Cortex keeps for git (regenerated from the store):\n" + "".join(
+    f"!{name}\n" for name in FILES
+)
+
+
+@dataclass
+class ProjectionReport:
+    written: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+
+
+def _decision_line(m: Memory) -> str:
+    where = m.branch or ""
+    if m.source_context.commit:
+        where += f"@{m.source_context.commit[:7]}"
+    meta = ", ".join(p for p in (m.created_at[:10], where, f"confidence {m.confidence:.2f}") if p)
+    body = " ".join(m.content.split())
+    # No memory id: ids differ between machines, and the file must not churn between them.
+    return f"- {body} ({meta})"
+
+
+def decisions_markdown(memories: list[Memory], title: str, empty: str) -> str:
+    ordered = sorted(memories, key=lambda m: (m.created_at, m.id))
+    lines = [f"# {title}", ""]
+    lines += [_decision_line(m) for m in ordered] or [empty]
+    return "\n".join(lines) + "\n"
+
+
+def plan_markdown(ctx: Context, branch: str | None) -> str:
+    plan = active_plan(ctx, branch)
+    if plan is None:
+        return "# Active plan\n\nNo unfinished plan.\n"
+    done = sum(1 for s in plan.steps if s.status == "completed")
+    box = {"completed": "[x]", "in_progress": "[>]"}
+    lines = [
+        "# Active plan",
+        "",
+        f"{len(plan.steps)} steps, {done} done (branch {plan.branch or '-'}, since "
+        f"{(plan.when or '')[:10]}).",
+        "",
+    ]
+    lines += [f"- {box.get(s.status, '[ ]')} {s.text}" for s in plan.steps]
+    return "\n".join(lines) + "\n"
+
+
+def _include_in_git(data_dir: Path) -> None:
+    ignore = data_dir / ".gitignore"
+    try:
+        text = ignore.read_text(encoding="utf-8")
+    except OSError:
+        return
+    if all(f"!{name}" in text.split() for name in FILES):
+        return
+    write_atomic(str(ignore), text.rstrip("\n") + "\n" + GIT_INCLUDE)
+
+
+def write_projections(ctx: Context) -> ProjectionReport:
+    """Regenerate the three files from the project store (written only when changed)."""
+    report = ProjectionReport()
+    store = ctx.store("project")
+    if store is None:
+        return report
+    branch, _ = ctx.paths.branch_and_commit()
+    active = list(store.iter_memories(MemoryFilter(types=("decision",), statuses=("active",))))
+    old = list(
+        store.iter_memories(MemoryFilter(types=("decision",), statuses=("archived", "superseded")))
+    )
+    contents = {
+        "decisions.md": decisions_markdown(active, "Decisions", "No decisions recorded yet."),
+        "decisions-archive.md": decisions_markdown(
+            old, "Decisions archive (superseded or archived)", "Nothing archived."
+        ),
+        "active-plan.md": plan_markdown(ctx, branch),
+    }
+    data_dir = ctx.paths.data_dir
+    for name, text in contents.items():
+        changed = write_atomic(str(data_dir / name), text)
+        (report.written if changed else report.unchanged).append(name)
+    _include_in_git(data_dir)
+    return report
