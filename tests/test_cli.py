@@ -174,10 +174,11 @@ def test_a_corrupt_store_is_a_one_line_error(run, repo: Path):
 
 def test_demo_runs_offline_on_a_throwaway_store(run, cortex_home: Path):
     out = run("demo").stdout
-    assert "1. capture" in out and "6. status" in out
+    assert "1. capture" in out and "7. status" in out
     assert "embedded with local/all-MiniLM-L6-v2-int8" in out
+    assert "3. briefing" in out and "## Decisions" in out
     # asked in other words than the session used, answered by meaning: the decision comes first
-    first_answer = out.split("3. recall", 1)[1].split("2. [", 1)[0]
+    first_answer = out.split("4. recall", 1)[1].split("2. [", 1)[0]
     assert "1. [decision] I decided to enforce idempotency" in first_answer
     assert not cortex_home.exists()  # the user's own global store was never touched
 

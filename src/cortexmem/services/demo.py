@@ -1,8 +1,9 @@
 """`cortex demo`: capture and recall on a throw-away project and global store.
 
 It ingests the sample Claude Code sessions in ``examples/sessions`` (the same path a real
-session takes through the Stop hook), shows what was extracted, embeds it with the local model
-and answers a few questions asked in other words than the sessions used.
+session takes through the Stop hook), shows what was extracted, embeds it with the local model,
+prints the briefing the next session would start with, and answers a few questions asked in
+other words than the sessions used.
 It runs the same services the CLI runs, against real SQLite files in a temporary folder, and
 never touches the user's own stores (CORTEX_HOME is pointed into the temporary folder too).
 """
@@ -81,10 +82,16 @@ def run_demo(keep: bool = False) -> None:
                 f"  {synced.embedded} memories embedded with {synced.model} in "
                 f"{time.perf_counter() - t0:.2f} s"
             )
-            for number, query in enumerate(QUERIES, start=3):
+            console.print(Rule("3. briefing: what the next session starts with"))
+            from cortexmem.services.brief import make_briefing
+
+            briefing = make_briefing(ctx)
+            console.print(briefing.markdown, markup=False, highlight=False, end="")
+            console.print(f"  [dim]({briefing.tokens} of {briefing.budget} tokens)[/]")
+            for number, query in enumerate(QUERIES, start=4):
                 console.print(Rule(f"{number}. recall"))
                 recall_table(recall(ctx, query, limit=3, embedder=embedder), query)
-            console.print(Rule(f"{len(QUERIES) + 3}. status"))
+            console.print(Rule(f"{len(QUERIES) + 4}. status"))
             status_report(status(ctx))
         elapsed = time.perf_counter() - started
         console.print()
