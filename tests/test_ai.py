@@ -151,12 +151,11 @@ def test_local_huge_text_is_clipped_before_tokenizing():
     huge = "   \n\t  ".join([words] * 300)
     assert len(huge) > 3_000_000
 
-    started = time.perf_counter()
-    found = embed([huge]).vectors
-    elapsed = time.perf_counter() - started
+    from cortexmem.ai import local
 
-    assert np.allclose(found, embed([words]).vectors, atol=1e-5)
-    assert elapsed < 2.0  # whole-text tokenizing takes ~2.5 s; clipped it is milliseconds
+    clipped = local.clip(huge)
+    assert len(clipped) <= local.MAX_CHARS  # what reaches the tokenizer is bounded
+    assert np.allclose(embed([huge]).vectors, embed([words]).vectors, atol=1e-5)
 
 
 def test_local_model_is_loaded_once_per_process():

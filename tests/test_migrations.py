@@ -39,6 +39,23 @@ SEED_ROWS = {
         "'2025-01-02T00:00:00.000000Z' FROM memories WHERE id = 'm-old-1' "
         "ON CONFLICT (memory_seq) DO UPDATE SET model = excluded.model, version = 2",
     ],
+    6: [
+        "INSERT INTO memories (id, content, memory_type, category, confidence, priority, "
+        "source_type, created_at, updated_at, content_hash, status, decayed_at, below_since, "
+        "archived_at) VALUES ('m-old-6', 'stale progress note', 'progress', 'project', 0.1, 3, "
+        "'manual', '2025-01-01T00:00:00.000000Z', '2025-01-27T00:00:00.000000Z', 'h6', "
+        "'archived', '2025-01-27T00:00:00.000000Z', '2025-01-13T04:00:00.000000Z', "
+        "'2025-01-27T00:00:00.000000Z')",
+        "INSERT INTO lifecycle_runs (ran_at, finished_at, duration_ms, decayed, archived) "
+        "VALUES ('2025-01-27T00:00:00.000000Z', '2025-01-27T00:00:01.000000Z', 3, 1, 1)",
+    ],
+    7: [
+        "INSERT INTO merge_candidates (a_id, b_id, jaccard, cosine, status, created_at) VALUES "
+        "('m-old-1', 'm-old-6', 0.7, 0.8, 'pending', '2025-01-28T00:00:00.000000Z')",
+        "INSERT INTO rejected_links (a_id, b_id, relation_type, rejected_at) VALUES "
+        "('m-old-1', 'm-old-6', 'relates_to', '2025-01-28T00:00:00.000000Z')",
+        "UPDATE upkeep_state SET linked_seq = 2, extractions = 3 WHERE id = 1",
+    ],
 }
 
 

@@ -287,6 +287,12 @@ def remember(
     help="Weight of meaning vs words: 0 words only, 1 meaning only (default 0.4, or "
     "$CORTEX_RECALL_ALPHA).",
 )
+@click.option(
+    "--archived",
+    "with_archived",
+    is_flag=True,
+    help="Search archived memories too; one the lifecycle archived is restored when served.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print results as JSON.")
 @click.pass_context
 def recall(
@@ -298,6 +304,7 @@ def recall(
     all_branches: bool,
     limit: int,
     alpha: float | None,
+    with_archived: bool,
     as_json: bool,
 ) -> None:
     """Find memories relevant to QUERY (any text: words, paths, questions).
@@ -327,6 +334,7 @@ def recall(
         all_branches=all_branches,
         limit=limit,
         alpha=alpha,
+        statuses=("active", "archived") if with_archived else ("active",),
     )
     if as_json:
         _print_json(
@@ -715,11 +723,13 @@ def demo(keep: bool) -> None:
 
 
 def _register_more() -> None:
-    from cortexmem import cli_ai, cli_brief, cli_graph
+    from cortexmem import cli_ai, cli_brief, cli_consolidate, cli_graph, cli_lifecycle
 
     cli_graph.register(cli)
     cli_ai.register(cli)
     cli_brief.register(cli)
+    cli_lifecycle.register(cli)
+    cli_consolidate.register(cli)
 
 
 _register_more()

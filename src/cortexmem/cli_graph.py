@@ -25,6 +25,24 @@ def _print_json(data: object) -> None:
     print_json(data)
 
 
+class EdgeType(click.ParamType):
+    """An edge type as a person types it: aliases, case and separators are forgiven
+    (``--type derives``, ``--type Related-To``) through the one alias table."""
+
+    name = "edge type"
+
+    def convert(self, value, param, ctx):
+        from cortexmem.core.edge_types import UnknownEdgeType, normalise_edge_type
+
+        try:
+            return normalise_edge_type(value)
+        except UnknownEdgeType as exc:
+            self.fail(str(exc), param, ctx)
+
+    def get_metavar(self, param, *args, **kwargs) -> str:
+        return "[" + "|".join(RELATION_TYPES) + "]"
+
+
 def _line(memory, width: int = 100) -> str:
     from cortexmem.core.text import shorten
 
@@ -38,9 +56,9 @@ def _line(memory, width: int = 100) -> str:
     "-t",
     "--type",
     "types",
-    type=click.Choice(RELATION_TYPES),
+    type=EdgeType(),
     multiple=True,
-    help="Follow only edges of this type (repeatable).",
+    help="Follow only edges of this type (repeatable; aliases like `derives` accepted).",
 )
 @click.option(
     "--direction",

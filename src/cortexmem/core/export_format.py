@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from cortexmem.core.edge_types import normalise_edge_type
 from cortexmem.model import MEMORY_TYPES, Edge, Event, Memory
 
 FORMAT = "cortex-export"
@@ -90,6 +91,8 @@ def _parse_line(number: int, raw: str, parsed: ParsedExport | None) -> ParsedExp
         if kind == "memory":
             parsed.memories.append(Memory.from_dict(obj))
         elif kind == "edge":
+            if "relation_type" in obj:  # written by another tool or a model: one alias table
+                obj["relation_type"] = normalise_edge_type(obj["relation_type"])
             parsed.edges.append(Edge.from_dict(obj))
         else:
             parsed.events.append(Event.from_dict(obj))

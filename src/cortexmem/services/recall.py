@@ -64,7 +64,8 @@ def recall(
     pool, so the order never depends on ``limit`` (which is capped at the pool size).
     ``embedder`` defaults to the project's configured model, loaded only if needed.
     ``similarities``, when given, receives the cosine similarity of every vector candidate by
-    ``(scope, id)`` (anticipatory retrieval judges relevance by it).
+    ``(scope, id)`` (anticipatory retrieval judges relevance by it). ``statuses`` with
+    "archived" serves archived memories too, and restores those the lifecycle archived.
     """
     if not all_branches and branch is None:
         branch, _ = ctx.paths.branch_and_commit()
@@ -95,7 +96,26 @@ def recall(
         for scope, store in stores:
             served = [r.memory.id for r in results if r.scope == scope]
             store.record_access(served, when)
+        if "archived" in statuses:
+            results = _restore_archived(ctx, results)
     return results
+
+
+def _restore_archived(ctx: Context, results: list[Ranked]) -> list[Ranked]:
+    """A memory the lifecycle archived that recall serves is back in use: restore it
+    (``services.lifecycle``). One a person archived (``cortex forget``) stays archived."""
+    served = [(r.scope, r.memory.id) for r in results if r.memory.status == "archived"]
+    if not served:
+        return results
+    from cortexmem.services.lifecycle import restore_served
+
+    restored = restore_served(ctx, served)
+    return [
+        replace(r, memory=r.memory.with_changes(status="active"))
+        if (r.scope, r.memory.id) in restored
+        else r
+        for r in results
+    ]
 
 
 class VectorSearch:

@@ -169,6 +169,10 @@ def _capture(event: str, payload: dict[str, Any], *, deadline: float) -> None:
         )
         if event == "Stop" and time.monotonic() < deadline:
             _refresh_projections(ctx, payload)
+        if event == "Stop" and report.finished and deadline - time.monotonic() > LIFECYCLE_LEFT:
+            _lifecycle(ctx, payload)
+        added = totals["memories_added"] + (queued.totals()["memories_added"] if queued else 0)
+        _consolidate(ctx, payload, event, added, deadline)
 
 
 def _refresh_projections(ctx: Any, payload: dict[str, Any]) -> None:
@@ -188,6 +192,42 @@ def _refresh_projections(ctx: Any, payload: dict[str, Any]) -> None:
             log_line(payload, f"Stop: projections updated: {', '.join(written)}", ctx.paths.log)
     except Exception as exc:  # projections must never fail a capture
         log_line(payload, f"Stop: projections not updated: {type(exc).__name__}: {exc}",
+                 ctx.paths.log)  # fmt: skip
+
+
+# The daily lifecycle pass runs only when this much of the Stop budget is left (at 100k
+# memories a daily pass takes ~0.4 s, the first one ~1.2 s, one that prunes ~2 s with its
+# backup: bench/lifecycle.py).
+LIFECYCLE_LEFT = 3.0
+
+
+def _lifecycle(ctx: Any, payload: dict[str, Any]) -> None:
+    """Stop: decay, archive and prune, at most once a day per store (``services.lifecycle``)."""
+    try:
+        from cortexmem.services.lifecycle import maybe_run
+
+        report = maybe_run(ctx)
+        if report is not None:
+            counts = ", ".join(f"{n} {action}" for action, n in report.counts().items())
+            log_line(payload, f"Stop: lifecycle pass ({', '.join(report.scopes)}): {counts} "
+                     f"in {report.elapsed_ms:.0f} ms", ctx.paths.log)  # fmt: skip
+    except Exception as exc:  # upkeep must never fail a capture
+        log_line(payload, f"Stop: lifecycle pass failed: {type(exc).__name__}: {exc}",
+                 ctx.paths.log)  # fmt: skip
+
+
+def _consolidate(ctx: Any, payload: dict[str, Any], event: str, added: int, deadline: float):
+    """After a capture: count it when it added memories and, every 10 such captures or when the
+    store crosses 80 active memories, link the new memories and queue merge candidates for a
+    person (``services.consolidate``: never raises; runs only with enough budget left)."""
+    try:
+        from cortexmem.services.consolidate import maybe_consolidate
+
+        upkeep = maybe_consolidate(ctx, memories_added=added, deadline=deadline)
+        if upkeep is not None:
+            log_line(payload, f"{event}: {upkeep.describe()}", ctx.paths.log)
+    except Exception as exc:  # upkeep must never fail a capture
+        log_line(payload, f"{event}: consolidation failed: {type(exc).__name__}: {exc}",
                  ctx.paths.log)  # fmt: skip
 
 
