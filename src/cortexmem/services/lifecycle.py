@@ -129,7 +129,16 @@ def run_lifecycle(
         if result.backup:
             report.backups.append(result.backup)
     report.elapsed_ms = 1000 * (time.perf_counter() - started)
+    if not dry_run and any(report.counts().values()):
+        _forget_cached_briefings(ctx)
     return report
+
+
+def _forget_cached_briefings(ctx: Context) -> None:
+    """Decay changes confidence markers without a new row: cached briefings must go."""
+    folder = ctx.paths.data_dir / "cache"
+    for path in folder.glob("briefing-*.json") if folder.is_dir() else []:
+        path.unlink(missing_ok=True)
 
 
 def maybe_run(ctx: Context, now: datetime | str | None = None) -> LifecycleReport | None:
