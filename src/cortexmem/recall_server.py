@@ -38,6 +38,8 @@ class RecallServer:
         self.idle = idle
         self.last_request = time.monotonic()
         self.last_sync = 0.0
+        self.backlog_left = True
+        self.tokens: tuple[str | None, ...] = ()
         self.running = True
         self.embedder = None
 
@@ -97,7 +99,22 @@ class RecallServer:
         from cortexmem.services.embedding import sync_context
 
         self.last_sync = time.monotonic()
-        return sync_context(self.ctx, self._embedder(), deadline=deadline).embedded
+        report = sync_context(self.ctx, self._embedder(), deadline=deadline)
+        self.backlog_left = report.remaining > 0
+        return report.embedded
+
+    def _stores_changed(self) -> bool:
+        """Whether a store changed since the last look (one cheap query per store), so an
+        idle server does not scan for a backlog when nothing was written."""
+        from cortexmem import briefing_cache
+
+        tokens = tuple(
+            briefing_cache.store_token(str(self.ctx.db_path(scope)))
+            for scope in ("project", "global")
+        )
+        changed = tokens != self.tokens
+        self.tokens = tokens
+        return changed
 
     # ------------------------------------------------------------- loop
 
@@ -111,7 +128,9 @@ class RecallServer:
             try:
                 conn, _ = sock.accept()
             except TimeoutError:
-                if time.monotonic() - self.last_sync > SYNC_EVERY:
+                if time.monotonic() - self.last_sync > SYNC_EVERY and (
+                    self.backlog_left or self._stores_changed()
+                ):
                     with contextlib.suppress(Exception):
                         self.sync(deadline=time.monotonic() + 0.5)
                 continue
