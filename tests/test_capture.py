@@ -181,3 +181,43 @@ def test_ingest_of_every_real_transcript(tmp_path: Path, repo: Path):
     with Context.for_cwd(repo) as ctx:
         counts = ctx.require("project").counts()
     assert counts.events > 500 and counts.memories > 50
+
+
+def tool_call(i: int, call_id: str) -> str:
+    return json.dumps(
+        {
+            "type": "assistant", "uuid": f"u-{i}", "sessionId": "sess-1", "gitBranch": "main",
+            "timestamp": f"2026-01-01T00:00:{i:02d}.000Z",
+            "message": {"role": "assistant", "content": [
+                {"type": "tool_use", "id": call_id, "name": "Bash",
+                 "input": {"command": "uv run pytest -q"}}]},
+        }
+    )  # fmt: skip
+
+
+def tool_result(i: int, call_id: str, text: str, error: bool) -> str:
+    return json.dumps(
+        {
+            "type": "user", "uuid": f"u-{i}", "sessionId": "sess-1", "gitBranch": "main",
+            "timestamp": f"2026-01-01T00:00:{i:02d}.000Z",
+            "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": call_id, "content": text,
+                 "is_error": error}]},
+        }
+    )  # fmt: skip
+
+
+def test_a_result_written_after_a_pass_still_meets_its_call(store, tmp_path: Path):
+    """A Stop (or a SubagentStop while a Task runs) can read a call whose result is not written
+    yet: the cursor waits at the call, so the next pass pairs them."""
+    t = tmp_path / "s.jsonl"
+    lines = [line(0, "hello"), tool_call(1, "toolu_a")]
+    write(t, lines)
+    capture.capture_transcript(store, t, session_id="sess-1")
+    assert store.get_cursor(str(t.resolve())).line == 1  # held before the open call
+    write(t, [*lines, tool_result(2, "toolu_a", "1 failed, 2 passed", True), *decisions(1, 3)])
+    capture.capture_transcript(store, t, session_id="sess-1")
+    kinds = sorted(e.kind for e in store.iter_events())
+    assert kinds.count("test_run") == 1 and "error" in kinds and "decision" in kinds
+    again = capture.capture_transcript(store, t, session_id="sess-1")
+    assert (again.lines, again.events_added) == (0, 0)

@@ -40,6 +40,8 @@ from cortexmem.store.sqlite import SQLiteStore
 BATCH_LINES = 1_000
 HEAD_BYTES = 4_096
 GIT_TIMEOUT = 1.0
+# A call unanswered for this many lines is abandoned (interrupted): the cursor moves on.
+HOLD_LINES = 2_000
 QUEUE_DIR = "queue"
 # What Cortex itself writes in a working tree: not the session's changes.
 OWN_FILES = (".cortex/", ".claude/rules/cortex-")
@@ -143,16 +145,25 @@ def capture_transcript(
     events: list[Event] = []
     pending_lines = 0
     end, end_line = offset, line
+    # Tool calls still waiting for their result: (line, start offset) by call id. The cursor
+    # never passes the oldest of them, so a result written after this pass (a subagent still
+    # running, a batch boundary) meets its call again next time; hashes make the re-read free.
+    waiting: dict[str, tuple[int, int]] = {}
 
     def commit_batch(final: bool) -> None:
         nonlocal events, pending_lines
         if final:
             events.extend(extractor.finish())
+        at, at_line = end, end_line
+        held = [v for v in waiting.values() if end_line - v[0] <= HOLD_LINES]
+        if held:
+            held_line, held_start = min(held)
+            at, at_line = held_start, held_line - 1
         cursor = ExtractionCursor(
             transcript_path=key,
-            offset=end,
-            line=end_line,
-            head_hash=head_hash(path, end),
+            offset=at,
+            line=at_line,
+            head_hash=head_hash(path, at),
             session_id=session_id,
         )
         report.add(store.record_capture(events, memories_for, cursor))
@@ -162,6 +173,16 @@ def capture_transcript(
         if entry is not None:
             report.entries += 1
             events.extend(extractor.feed(entry))
+            kinds = {b.kind for b in entry.blocks}
+            if "tool_use" in kinds:
+                waiting.update(
+                    (b.tool_use_id, (raw.number, raw.start))
+                    for b in entry.blocks
+                    if b.kind == "tool_use" and b.tool_use_id
+                )
+            if "tool_result" in kinds or "tool_use" in kinds:
+                open_calls = extractor.structural.pending
+                waiting = {k: v for k, v in waiting.items() if k in open_calls}
         end, end_line = raw.end, raw.number
         report.lines += 1
         pending_lines += 1
