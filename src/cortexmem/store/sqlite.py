@@ -985,6 +985,8 @@ class SQLiteStore:
 
 # Parents before children, so foreign keys hold while copying.
 _TABLE_ORDER = ("memories", "edges")
+# Kept by triggers from other tables: copying them as well would count everything twice.
+_DERIVED_TABLES = frozenset({"embedding_counts"})
 
 
 def _data_tables(conn: sqlite3.Connection) -> list[str]:
@@ -998,7 +1000,9 @@ def _data_tables(conn: sqlite3.Connection) -> list[str]:
     plain = [
         name
         for name, _ in rows
-        if name not in virtual and not any(name.startswith(v + "_") for v in virtual)
+        if name not in virtual
+        and name not in _DERIVED_TABLES
+        and not any(name.startswith(v + "_") for v in virtual)
     ]
     return sorted(plain, key=lambda t: (_TABLE_ORDER.index(t) if t in _TABLE_ORDER else 99, t))
 
