@@ -205,7 +205,7 @@ def test_session_start_delivers_the_briefing_for_every_source_and_caches_it(repo
     with Context.for_cwd(repo) as ctx:
         branch, _ = ctx.paths.branch_and_commit()
         cache = briefing_cache.cache_path(str(ctx.paths.data_dir), branch, str(repo))
-        token = briefing_cache.store_token(str(ctx.paths.db))
+        token = briefing_cache.combined_token(str(ctx.paths.db), str(ctx.paths.global_db))
     briefing_cache.write_cached(cache, token, "# planted\n")
     assert session_start(repo)["hookSpecificOutput"]["additionalContext"] == "# planted\n"
     # new knowledge invalidates it

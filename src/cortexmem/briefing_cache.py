@@ -19,6 +19,7 @@ import json
 import os
 import sqlite3
 import time
+from pathlib import Path
 
 TOKEN_SQL = (
     "SELECT (SELECT coalesce(max(seq), 0) FROM memories), "
@@ -35,7 +36,8 @@ STALE_AFTER = 30.0
 def store_token(db_path: str) -> str | None:
     """The token of the store at ``db_path`` (read-only); ``None`` if it cannot be read."""
     try:
-        conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=1.0)
+        uri = Path(os.path.abspath(db_path)).as_uri() + "?mode=ro"  # '#', '?' in paths
+        conn = sqlite3.connect(uri, uri=True, timeout=1.0)
     except sqlite3.Error:
         return None
     try:
@@ -45,6 +47,14 @@ def store_token(db_path: str) -> str | None:
         return None
     finally:
         conn.close()
+
+
+def combined_token(project_db: str, global_db: str) -> str | None:
+    """The token of what a briefing reads: the project store and the global one."""
+    project = store_token(project_db)
+    if project is None:
+        return None
+    return f"{project}|{store_token(global_db) if os.path.exists(global_db) else '-'}"
 
 
 def cache_path(data_dir: str, branch: str | None, cwd: str) -> str:

@@ -86,7 +86,7 @@ def serve(click_ctx: click.Context, stop: bool, show_status: bool, idle: float |
     from cortexmem.recall_server import run
 
     click.echo(f"Serving recall for {ctx.paths.root} on {recall_client.socket_path(key)}")
-    run(ctx.paths.root, idle or IDLE_SECONDS)
+    run(ctx.paths.worktree or ctx.paths.root, idle or IDLE_SECONDS)
 
 
 def register(group: click.Group) -> None:

@@ -28,6 +28,18 @@ def runtime_dir() -> str:
     return os.path.join("/tmp", f"cortex-{os.getuid()}")
 
 
+def private(folder: str) -> bool:
+    """Whether ``folder`` is a real directory of ours that nobody else can write into: a socket
+    in a folder someone else made could answer for our server (and inject context)."""
+    try:
+        info = os.lstat(folder)
+    except OSError:
+        return False
+    import stat
+
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077
+
+
 def socket_path(project_hash: str) -> str:
     return os.path.join(runtime_dir(), f"{project_hash[:16]}.sock")
 
@@ -35,7 +47,7 @@ def socket_path(project_hash: str) -> str:
 def ask(project_hash: str, request: dict, timeout: float) -> dict | None:
     """Send one request; the reply, or ``None`` when no server answers in time."""
     path = socket_path(project_hash)
-    if not os.path.exists(path):
+    if not os.path.exists(path) or not private(os.path.dirname(path)):
         return None
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:

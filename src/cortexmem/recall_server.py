@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cortexmem.recall_client import IDLE_SECONDS, runtime_dir, socket_path
+from cortexmem.recall_client import IDLE_SECONDS, private, runtime_dir, socket_path
 
 SYNC_EVERY = 2.0
 ACCEPT_TIMEOUT = 0.5
@@ -165,15 +165,17 @@ def run(root: Path, idle: float = IDLE_SECONDS) -> int:
     paths = resolve(root)
     folder = runtime_dir()
     os.makedirs(folder, mode=0o700, exist_ok=True)
-    os.chmod(folder, 0o700)
+    if not private(folder):
+        return 1  # someone else's folder, or open to others: never serve from it
     path = socket_path(paths.project_hash)
-    lock = open(path[: -len(".sock")] + ".lock", "w")  # noqa: SIM115 - held for the lifetime
+    fd = os.open(path[: -len(".sock")] + ".lock", os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    lock = os.fdopen(fd, "w")
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         lock.close()
         return 0
-    server = RecallServer(paths.root, idle)
+    server = RecallServer(root, idle)  # the worktree given: resolving paths.root again may differ
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -108,7 +108,11 @@ def briefing_markdown(ctx: Context, *, cwd: Path | None = None) -> tuple[str, bo
     branch, _ = ctx.paths.branch_and_commit()
     where = str(cwd or ctx.paths.worktree or ctx.paths.root)
     path = briefing_cache.cache_path(str(ctx.paths.data_dir), branch, where)
-    token = briefing_cache.store_token(str(ctx.paths.db)) if ctx.exists("project") else None
+    token = (
+        briefing_cache.combined_token(str(ctx.paths.db), str(ctx.paths.global_db))
+        if ctx.exists("project")
+        else None
+    )
     if token is not None:
         cached = briefing_cache.read_cached(path, token)
         if cached is not None:

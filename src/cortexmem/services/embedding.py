@@ -126,9 +126,12 @@ def sync_context(
     """Sync every existing store of ``ctx`` (the global one without a project prefix)."""
     total = SyncReport(embedder.model)
     for scope, store in ctx.existing():
+        # The global store holds every project's knowledge: only the user's own routing (never
+        # a project's ai.yaml) decides where it is embedded.
+        chosen = embedder if scope == "project" else Embedder(routing_for(None), None)
         part = sync(
             store,
-            embedder,
+            chosen,
             project=ctx.paths.name if scope == "project" else None,
             deadline=deadline,
             on_batch=on_batch,

@@ -71,7 +71,7 @@ def _briefing(payload: dict[str, Any]) -> str | None:
     if not paths.db.is_file():
         return None
     branch, _ = paths.branch_and_commit()
-    token = briefing_cache.store_token(str(paths.db))
+    token = briefing_cache.combined_token(str(paths.db), str(paths.global_db))
     cache = briefing_cache.cache_path(str(paths.data_dir), branch, str(cwd))
     markdown = briefing_cache.read_cached(cache, token) if token else None
     if markdown is None:
@@ -99,7 +99,7 @@ def _warm_up(payload: dict[str, Any]) -> None:
         return
     paths, key = found
     if recall_client.ask(key, {"op": "ping"}, timeout=0.05) is None:
-        recall_client.start(str(paths.root))
+        recall_client.start(str(paths.worktree or paths.root))
         log_line(payload, "SessionStart: recall server starting", paths.log)
 
 
@@ -117,9 +117,11 @@ def _anticipate(payload: dict[str, Any], *, deadline: float) -> dict[str, Any] |
         return None
     paths, key = found
     timeout = max(0.01, deadline - time.monotonic())
-    reply = recall_client.ask(key, {"op": "anticipate", "prompt": prompt}, timeout=timeout)
+    branch, _ = paths.branch_and_commit()  # this worktree's branch, not the main one's
+    request = {"op": "anticipate", "prompt": prompt, "branch": branch}
+    reply = recall_client.ask(key, request, timeout=timeout)
     if reply is None:
-        recall_client.start(str(paths.root))
+        recall_client.start(str(paths.worktree or paths.root))
         log_line(payload, "UserPromptSubmit: no recall server answered; starting one", paths.log)
         return None
     context = reply.get("context") if reply.get("ok") else None
