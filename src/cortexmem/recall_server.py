@@ -39,6 +39,7 @@ class RecallServer:
         self.last_request = time.monotonic()
         self.last_sync = 0.0
         self.backlog_left = True
+        self.logged: set[str] = set()
         self.tokens: tuple[str | None, ...] = ()
         self.running = True
         self.embedder = None
@@ -103,6 +104,15 @@ class RecallServer:
         self.backlog_left = report.remaining > 0
         return report.embedded
 
+    def log_once(self, message: str) -> None:
+        """One line in the project's cortex.log per distinct problem (not one every 2 s)."""
+        if message in self.logged:
+            return
+        self.logged.add(message)
+        from cortexmem.hosts.claude_code.hooklog import log_line
+
+        log_line({}, message, self.ctx.paths.log)
+
     def _stores_changed(self) -> bool:
         """Whether a store changed since the last look (one cheap query per store), so an
         idle server does not scan for a backlog when nothing was written."""
@@ -131,8 +141,10 @@ class RecallServer:
                 if time.monotonic() - self.last_sync > SYNC_EVERY and (
                     self.backlog_left or self._stores_changed()
                 ):
-                    with contextlib.suppress(Exception):
+                    try:
                         self.sync(deadline=time.monotonic() + 0.5)
+                    except Exception as exc:  # keep serving; say why vectors stay missing
+                        self.log_once(f"recall server: embedding failed: {exc}")
                 continue
             self.last_request = time.monotonic()
             with conn:
@@ -154,6 +166,7 @@ class RecallServer:
             reply = self.handle(request)
         except Exception as exc:  # a bad request must not stop the server
             reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+            self.log_once(f"recall server: {reply['error']}")
         with contextlib.suppress(OSError):
             conn.sendall(json.dumps(reply).encode("utf-8") + b"\n")
 

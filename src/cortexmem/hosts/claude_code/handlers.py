@@ -124,7 +124,10 @@ def _anticipate(payload: dict[str, Any], *, deadline: float) -> dict[str, Any] |
         recall_client.start(str(paths.worktree or paths.root))
         log_line(payload, "UserPromptSubmit: no recall server answered; starting one", paths.log)
         return None
-    context = reply.get("context") if reply.get("ok") else None
+    if not reply.get("ok"):
+        log_line(payload, f"UserPromptSubmit: recall server: {reply.get('error')}", paths.log)
+        return None
+    context = reply.get("context")
     if not isinstance(context, str) or not context:
         return None
     return {"hookSpecificOutput": {"additionalContext": context}}
