@@ -275,3 +275,18 @@ def test_make_briefing_reads_the_store(repo: Path):
         result = make_briefing(ctx)
     assert result.lines["decisions"] == 1 and result.lines["gotchas"] == 1
     assert result.tokens <= result.budget
+
+
+def test_a_teammates_decisions_arriving_by_git_are_kept(repo: Path):
+    seed(repo)
+    with Context.for_cwd(repo) as ctx:
+        write_projections(ctx)
+        decisions = ctx.paths.data_dir / "decisions.md"
+        pulled = "- Use Redis streams for the event bus (2026-03-01, main, confidence 0.90)"
+        decisions.write_text(decisions.read_text() + pulled + "\n")  # as after a git pull
+        write_projections(ctx)
+        text = decisions.read_text()
+        assert "Use SQLite WAL" in text and pulled in text
+        assert "From the repository" in text
+        write_projections(ctx)
+        assert decisions.read_text() == text  # stable: no churn on the next Stop

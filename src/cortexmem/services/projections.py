@@ -10,6 +10,7 @@ files are re-included in ``.cortex/.gitignore`` (which ignores everything else t
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -95,8 +96,57 @@ def write_projections(ctx: Context) -> ProjectionReport:
         "active-plan.md": plan_markdown(ctx, branch),
     }
     data_dir = ctx.paths.data_dir
+    ours = _last_written(data_dir)
     for name, text in contents.items():
-        changed = write_atomic(str(data_dir / name), text)
+        target = data_dir / name
+        generated = text
+        if name != "active-plan.md":
+            text = keep_foreign_lines(generated, _read(target), set(ours.get(name, [])))
+        changed = write_atomic(str(target), text)
+        ours[name] = [ln for ln in generated.splitlines() if ln.startswith("- ")]
         (report.written if changed else report.unchanged).append(name)
+    write_atomic(str(data_dir / "cache" / LAST_WRITTEN), json.dumps(ours, sort_keys=True))
     _include_in_git(data_dir)
     return report
+
+
+LAST_WRITTEN = "projections.json"
+FOREIGN_HEADING = "## From the repository (not in this store yet)"
+_MARKERS = ("<<<<<<<", "=======", ">>>>>>>", "|||||||")
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError:
+        return ""
+
+
+def _last_written(data_dir: Path) -> dict[str, list[str]]:
+    try:
+        data = json.loads((data_dir / "cache" / LAST_WRITTEN).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def keep_foreign_lines(generated: str, existing: str, ours: set[str]) -> str:
+    """``generated`` plus the entries of ``existing`` that neither this store nor Cortex's
+    last write produced: a teammate's decisions arriving with ``git pull`` are kept (in their
+    own section, in their order) instead of being overwritten. Conflict markers are dropped."""
+    have = set(generated.splitlines())
+    foreign = [
+        ln for ln in existing.splitlines()
+        if ln.startswith("- ") and ln not in have and ln not in ours
+        and not ln.startswith(_MARKERS)
+    ]  # fmt: skip
+    if not foreign:
+        return generated
+    return (
+        generated.rstrip("\n")
+        + "\n\n"
+        + FOREIGN_HEADING
+        + "\n\n"
+        + "\n".join(dict.fromkeys(foreign))
+        + "\n"
+    )
