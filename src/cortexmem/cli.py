@@ -98,7 +98,8 @@ def cli(ctx: click.Context, cwd: Path | None) -> None:
     "do_setup",
     is_flag=True,
     help="Also merge Cortex's Claude Code hooks into .claude/settings.json (backup first; "
-    "nothing else in it changes) and write .claude/rules/cortex-memory-instructions.md.",
+    "nothing else in it changes), write .claude/rules/cortex-memory-instructions.md, and add "
+    "the MCP server (cortex mcp-server) to the project's .mcp.json.",
 )
 @click.option(
     "--user",
@@ -109,8 +110,8 @@ def cli(ctx: click.Context, cwd: Path | None) -> None:
 @click.option(
     "--uninstall",
     is_flag=True,
-    help="Remove exactly what --setup added: Cortex's hooks (backup first) and its rules "
-    "file. The memory store is kept.",
+    help="Remove exactly what --setup added: Cortex's hooks (backup first), its rules "
+    "file and its .mcp.json entry. The memory store is kept.",
 )
 @click.option(
     "--dry-run",
@@ -132,10 +133,12 @@ def init(
     Plain `cortex init` also prints the hooks block for a Claude Code settings file. Each hook
     runs `cortex-hook <Event>` from this environment, which captures the session and always
     exits 0. Running --setup again changes nothing; it updates the hooks in place when the
-    environment moved.
+    environment moved. The MCP server (`cortex mcp-server`) goes into the project's .mcp.json
+    with --setup; for --user, the command to register it is printed.
 
     \b
     cortex init --setup              this project: .claude/settings.json + .claude/rules/
+                                     + .mcp.json
     cortex init --setup --user       every project: ~/.claude/settings.json + ~/.claude/rules/
     cortex init --setup --dry-run    show the diff, write nothing
     cortex init --uninstall [--user] remove Cortex's hooks and rules file
@@ -170,9 +173,11 @@ def init(
             click.echo(f"Global store: {ctx.paths.global_db}")
     if report is None:
         block = hooks_setup.cortex_hooks(hooks_setup.hook_command())
+        mcp = hooks_setup.mcp_config.mcp_block(hooks_setup.cortex_command())
         if as_json:
-            _print_json({**out, "hooks": block})
+            _print_json({**out, "hooks": block, "mcp": mcp})
         else:
+            click.echo(f"\n{hooks_setup.MCP_HINT} {json.dumps(mcp)}")
             click.echo(f"\n{hooks_setup.PASTE_HINT}")
             click.echo(json.dumps(block, indent=2))
         return
@@ -723,13 +728,14 @@ def demo(keep: bool) -> None:
 
 
 def _register_more() -> None:
-    from cortexmem import cli_ai, cli_brief, cli_consolidate, cli_graph, cli_lifecycle
+    from cortexmem import cli_ai, cli_brief, cli_consolidate, cli_graph, cli_lifecycle, cli_mcp
 
     cli_graph.register(cli)
     cli_ai.register(cli)
     cli_brief.register(cli)
     cli_lifecycle.register(cli)
     cli_consolidate.register(cli)
+    cli_mcp.register(cli)
 
 
 _register_more()

@@ -33,12 +33,20 @@ def remember(
     confidence: float = 1.0,
     source_type: str = "manual",
     session: str | None = None,
+    branch: str | None = None,
 ) -> tuple[Memory, bool]:
-    """Store a memory (or find the identical one already stored). Returns (memory, created)."""
+    """Store a memory (or find the identical one already stored). Returns (memory, created).
+
+    ``branch`` is the branch recorded with it: the current one unless another is named (then
+    no commit is recorded: HEAD is not on that branch)."""
     content = text.strip()
     if not content:
         raise CortexError("nothing to remember: the text is empty")
-    branch, commit = ctx.paths.branch_and_commit()
+    current, commit = ctx.paths.branch_and_commit()
+    if branch is None or branch == current:
+        branch = current
+    else:
+        commit = None
     try:
         memory = Memory(
             content=content,

@@ -9,6 +9,12 @@ Files, per scope:
   started (and reads ``.claude/`` from); outside git it is the project root ``cortex`` uses.
 * user: ``~/.claude/settings.json`` and ``~/.claude/rules/`` (``$HOME`` is honoured).
 
+The project scope also merges Cortex's MCP server (``cortex mcp-server``) into ``.mcp.json``
+beside ``.claude/`` (``hosts.claude_code.mcp_config``; a server named ``cortex`` that is not ours
+is left alone), and ``--uninstall`` takes it out again. User-scope MCP servers live in
+``~/.claude.json``, which belongs to Claude Code: for them the report gives the ``claude mcp add``
+command instead. ``.mcp.json`` is backed up before a change only when it holds more than ours.
+
 Safety rules: nothing is written when the settings file cannot be read as a JSON object; a
 settings file that exists and will change is first copied to
 ``settings.json.cortex-backup-<UTC time>`` beside it; every write goes to a temporary file in the
@@ -32,6 +38,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from cortexmem.errors import CortexError
+from cortexmem.hosts.claude_code import mcp_config
 from cortexmem.hosts.claude_code.settings import (
     PROGRAM,
     SettingsShapeError,
@@ -45,6 +52,7 @@ from cortexmem.paths import ProjectPaths
 Scope = Literal["project", "user"]
 
 SETTINGS_NAME = "settings.json"
+MCP_NAME = ".mcp.json"
 RULES_NAME = "cortex-memory-instructions.md"
 BACKUP_INFIX = ".cortex-backup-"
 
@@ -90,6 +98,7 @@ class Target:
     scope: Scope
     settings_path: Path
     rules_path: Path
+    mcp_path: Path | None = None  # the project's .mcp.json; None for the user scope
 
     @classmethod
     def for_scope(cls, scope: Scope, project_dir: Path | None = None) -> Target:
@@ -99,7 +108,8 @@ class Target:
             raise ValueError("the project scope needs a project folder")
         else:
             base = project_dir / ".claude"
-        return cls(scope, base / SETTINGS_NAME, base / "rules" / RULES_NAME)
+        mcp = None if scope == "user" else base.parent / MCP_NAME
+        return cls(scope, base / SETTINGS_NAME, base / "rules" / RULES_NAME, mcp)
 
 
 def project_dir(paths: ProjectPaths) -> Path:
@@ -118,6 +128,16 @@ def hook_command() -> str:
             return shlex.quote(str(folder / name))
     found = shutil.which(PROGRAM)
     return shlex.quote(found) if found else PROGRAM
+
+
+def cortex_command() -> str:
+    """The ``cortex`` program for ``.mcp.json`` (exec form: a path, not shell-quoted), found
+    like ``hook_command``."""
+    folder = Path(sys.executable).absolute().parent
+    for name in (mcp_config.PROGRAM, mcp_config.PROGRAM + ".exe"):
+        if (folder / name).is_file():
+            return str(folder / name)
+    return shutil.which(mcp_config.PROGRAM) or mcp_config.PROGRAM
 
 
 @dataclass
@@ -164,6 +184,8 @@ class Report:
     settings: SettingsChange
     rules: RulesChange
     notes: list[str] = field(default_factory=list)
+    mcp: SettingsChange | None = None  # .mcp.json (project scope); names of servers in the lists
+    mcp_command: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         s = self.settings
@@ -182,6 +204,7 @@ class Report:
                 "backup": str(s.backup) if s.backup else None,
             },
             "rules": {"path": str(self.rules.path), "action": self.rules.action},
+            "mcp": None if self.mcp is None else _mcp_dict(self.mcp, self.dry_run),
             "notes": self.notes,
             "diff": s.diff() if self.dry_run else None,
         }
@@ -207,6 +230,8 @@ def uninstall(target: Target, *, dry_run: bool = False) -> Report:
 def apply(report: Report) -> Report:
     """Write what ``report`` plans (fills in ``report.settings.backup``)."""
     _apply_settings(report.settings)
+    if report.mcp is not None:
+        _apply_mcp(report.mcp)
     rules = report.rules
     if rules.action in ("created", "updated"):
         write_atomic(rules.path, RULES_TEXT)
@@ -243,7 +268,10 @@ def plan_setup(
         command,
         change,
         RulesChange(target.rules_path, rules_action),
+        mcp_command=cortex_command(),
     )
+    if target.mcp_path is not None:
+        report.mcp = _plan_mcp_setup(target.mcp_path, report.mcp_command, report.notes)
     if other is not None and other != target.settings_path:
         report.notes.extend(_other_scope_notes(other, target.scope, new))
     return report
@@ -263,9 +291,66 @@ def plan_uninstall(target: Target, *, dry_run: bool = False) -> Report:
 
     rules = target.rules_path
     rules_action = "absent" if not rules.exists() else "removed" if _is_ours(rules) else "kept"
-    return Report(
+    report = Report(
         "uninstall", target.scope, dry_run, None, change, RulesChange(rules, rules_action)
     )
+    if target.mcp_path is not None:
+        report.mcp = _plan_mcp_uninstall(target.mcp_path)
+    return report
+
+
+def _plan_mcp_setup(path: Path, command: str, notes: list[str]) -> SettingsChange:
+    before, existed = read_settings(path)
+    try:
+        after, action = mcp_config.merge_server(before, mcp_config.server_entry(command))
+    except mcp_config.McpShapeError as exc:
+        raise CortexError(f"{path}: {exc}; nothing was changed") from None
+    change = SettingsChange(path, existed, before, after)
+    if action == "added":
+        change.added = [mcp_config.SERVER_NAME]
+    elif action == "updated":
+        change.updated = mcp_config.find_ours(after)
+    elif action == "conflict":
+        notes.append(
+            f"{path} already has a server named {mcp_config.SERVER_NAME!r} that is not Cortex's;"
+            f" it was left alone (add ours under another name: {command} mcp-server)"
+        )
+    return change
+
+
+def _plan_mcp_uninstall(path: Path) -> SettingsChange:
+    before, existed = read_settings(path)
+    after, removed = mcp_config.remove_server(before)
+    change = SettingsChange(path, existed, before, after, removed=removed)
+    change.delete_file = existed and bool(removed) and not after and not path.is_symlink()
+    return change
+
+
+def _apply_mcp(change: SettingsChange) -> None:
+    """Like the settings file, except that a file holding nothing but ours is not backed up
+    (it is ours to recreate, and its backup would sit at the top of the working tree)."""
+    if not change.changed:
+        return
+    others, _ = mcp_config.remove_server(change.before)
+    if change.existed and others:
+        change.backup = backup(change.path)
+    if change.delete_file:
+        change.path.unlink()
+    else:
+        write_atomic(change.path, _dump(change.after))
+
+
+def _mcp_dict(change: SettingsChange, dry_run: bool) -> dict[str, Any]:
+    return {
+        "path": str(change.path),
+        "changed": change.changed,
+        "added": change.added,
+        "updated": change.updated,
+        "removed": change.removed,
+        "deleted": change.delete_file,
+        "backup": str(change.backup) if change.backup else None,
+        "diff": change.diff() if dry_run else None,
+    }
 
 
 # -------------------------------------------------------------------------------- file access
@@ -392,6 +477,11 @@ def _other_scope_notes(
 
 # ---------------------------------------------------------------------------------- reporting
 
+MCP_HINT = (
+    "MCP server for .mcp.json (`cortex init --setup` adds it for you; "
+    "or `claude mcp add cortex -- <cortex> mcp-server`):"
+)
+
 PASTE_HINT = (
     "Claude Code hooks for this environment; `cortex init --setup` merges them into"
     " .claude/settings.json for you (--user: ~/.claude/settings.json, every project):"
@@ -415,6 +505,7 @@ def describe(report: Report) -> list[tuple[str, bool]]:
         lines.append((f"  backup of the previous file: {s.backup}", False))
     rules_line = _rules_line(report.rules, report.action, dry)
     lines.append((rules_line, rules_line.startswith("warning:")))
+    lines.extend(_mcp_lines(report))
     if report.command == PROGRAM:
         lines.append(
             (
@@ -428,6 +519,38 @@ def describe(report: Report) -> list[tuple[str, bool]]:
         lines.append(("Dry run: nothing was written.", False))
     elif report.action == "setup" and s.changed:
         lines.append(("New Claude Code sessions load the hooks (`/hooks` lists them).", False))
+    return lines
+
+
+def _mcp_lines(report: Report) -> list[tuple[str, bool]]:
+    m, dry, name = report.mcp, report.dry_run, mcp_config.SERVER_NAME
+    if m is None:  # the user scope: ~/.claude.json is Claude Code's to write
+        if report.action == "setup":
+            how = f"claude mcp add --scope user {name} -- {report.mcp_command} mcp-server"
+        else:
+            how = f"claude mcp remove --scope user {name}"
+        return [(f"MCP server: user-scope servers live in ~/.claude.json; run `{how}`", False)]
+    lines: list[tuple[str, bool]] = []
+    if dry and m.changed:
+        lines.append((m.diff().rstrip("\n"), False))
+    if m.added:
+        line = f"MCP server: {'would add' if dry else 'added'} {name} to {m.path}"
+    elif m.updated:
+        line = f"MCP server: {'would update' if dry else 'updated'} {name} in {m.path}"
+    elif m.removed:
+        line = f"MCP server: {'would remove' if dry else 'removed'} {name} from {m.path}"
+        if m.delete_file:
+            line += f"; the file held nothing else and {'would be' if dry else 'was'} deleted"
+    elif report.action == "setup":
+        if mcp_config.find_ours(m.before):
+            line = f"MCP server: already in {m.path}; nothing to change"
+        else:
+            line = f"MCP server: not added to {m.path} (see the note)"
+    else:
+        line = f"MCP server: none of Cortex's in {m.path}; nothing to remove"
+    lines.append((line, False))
+    if m.backup:
+        lines.append((f"  backup of the previous file: {m.backup}", False))
     return lines
 
 
