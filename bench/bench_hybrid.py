@@ -37,11 +37,9 @@ def build(size: int) -> Path:
     if db.is_file():
         return root
     root.mkdir(parents=True, exist_ok=True)
-    corpus = Corpus(seed=size)
     with Context.for_cwd(root) as ctx:
         store = ctx.writable("project")
-        for start in range(0, size, 5_000):
-            store.add_memories(corpus.memories(min(5_000, size - start)))
+        Corpus(seed=size).fill(store, size)
         random_vectors(store, Embedder.for_context(ctx).model, np.random.default_rng(size))
     return root
 

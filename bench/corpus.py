@@ -70,5 +70,10 @@ class Corpus:
             )
         return out
 
+    def fill(self, store, count: int, chunk: int = 5_000) -> None:
+        """Add ``count`` memories to ``store`` in transactions of ``chunk``."""
+        for start in range(0, count, chunk):
+            store.add_memories(self.memories(min(chunk, count - start)))
+
     def queries(self, count: int) -> list[str]:
         return [self.sentence(3, 7) for _ in range(count)]
