@@ -221,3 +221,32 @@ def test_a_result_written_after_a_pass_still_meets_its_call(store, tmp_path: Pat
     assert kinds.count("test_run") == 1 and "error" in kinds and "decision" in kinds
     again = capture.capture_transcript(store, t, session_id="sess-1")
     assert (again.lines, again.events_added) == (0, 0)
+
+
+def test_knowledge_said_again_after_fading_comes_back_instead_of_twice(
+    ctx: Context, tmp_path: Path
+):
+    from datetime import timedelta
+
+    from cortexmem.model import parse_time
+    from cortexmem.services.lifecycle import run_lifecycle
+
+    store = ctx.writable("project")
+    first = tmp_path / "one.jsonl"
+    write(first, [line(0, "We decided to use backend number 7 because it scales better.")])
+    capture.capture_transcript(store, first, session_id="sess-1")
+    (memory,) = store.iter_memories()
+    # decisions never fade; make it a convention the lifecycle can archive
+    store._conn.execute("UPDATE memories SET memory_type = 'progress'")  # no public API for this
+    store._conn.commit()
+    later = parse_time(memory.created_at) + timedelta(days=60)
+    for days in (0, 15):
+        run_lifecycle(ctx, later + timedelta(days=days))
+    (faded,) = store.iter_memories()
+    assert faded.status == "archived"
+    again = tmp_path / "two.jsonl"  # another session states it again
+    write(again, [line(0, "We decided to use backend number 7 because it scales better.")])
+    result = capture.capture_transcript(store, again, session_id="sess-2")
+    assert (result.memories_added, len(list(store.iter_memories()))) == (0, 1)
+    (back,) = store.iter_memories()
+    assert back.status == "active" and back.confidence >= memory.confidence

@@ -39,6 +39,8 @@ class CaptureResult:
     memories_added: int = 0
     observations_added: int = 0
     memory_ids: list[str] = field(default_factory=list)
+    # Memories the lifecycle had archived for fading, brought back by being said again.
+    memories_restored: int = 0
 
 
 @dataclass

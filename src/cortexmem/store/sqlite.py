@@ -789,10 +789,24 @@ class SQLiteStore:
                     "SELECT 1 FROM memories WHERE content_hash = ? AND status = 'active' LIMIT 1",
                     (memory.content_hash,),
                 ).fetchone()
-                if seen is None:
-                    conn.execute(_INSERT_MEMORY, memory_to_row(memory))
-                    result.memories_added += 1
-                    result.memory_ids.append(memory.id)
+                if seen is not None:
+                    continue
+                # Said again after the lifecycle archived it for fading: it comes back, with the
+                # new statement's confidence if higher, instead of a duplicate. (A memory a
+                # person archived has no archived_at and stays archived.)
+                revived = conn.execute(
+                    "UPDATE memories SET status = 'active', archived_at = NULL, "
+                    "below_since = NULL, decayed_at = ?, confidence = max(confidence, ?), "
+                    "updated_at = ? WHERE seq = (SELECT seq FROM memories WHERE content_hash = ? "
+                    "AND status = 'archived' AND archived_at IS NOT NULL LIMIT 1)",
+                    (memory.created_at, memory.confidence, utc_now(), memory.content_hash),
+                ).rowcount
+                if revived:
+                    result.memories_restored += 1
+                    continue
+                conn.execute(_INSERT_MEMORY, memory_to_row(memory))
+                result.memories_added += 1
+                result.memory_ids.append(memory.id)
             for row in obs_rows:
                 result.observations_added += conn.execute(_INSERT_OBSERVATION, row).rowcount
             if cursor is not None:
