@@ -181,18 +181,6 @@ class VectorSearch:
         return found
 
 
-def vector_candidates(
-    ctx: Context,
-    stores: list[tuple[Scope, Any]],
-    query: str,
-    flt: MemoryFilter,
-    embedder: QueryEmbedder | None,
-) -> list[Candidate]:
-    """The vector leg alone: candidates whose relevance is their cosine similarity."""
-    search = VectorSearch.start(ctx, stores, query, flt, embedder)
-    return search.candidates() if search is not None else []
-
-
 def _with_links(ctx: Context, results: list[Ranked]) -> list[Ranked]:
     """Attach the code each prose description is the ``source_of``."""
     out = []
