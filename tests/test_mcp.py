@@ -174,6 +174,8 @@ def test_every_tool_and_resource_over_stdio(repo: Path, seeded: dict[str, str], 
         recent = await c.call("get_recent", limit=5)
         assert [e["kind"] for e in recent["events"]] == ["plan_step", "plan"]
         assert (await c.call("get_recent", min_salience=0.55))["events"][0]["kind"] == "plan"
+        only = await c.call("get_recent", kinds=["plan"])
+        assert [e["kind"] for e in only["events"]] == ["plan"]
         status = await c.call("get_status")
         assert Path(status["project"]) == repo.resolve()
         assert status["stores"]["project"]["memories"] == 4
@@ -245,6 +247,7 @@ def test_bad_arguments_are_mcp_errors_and_the_server_lives_on(repo: Path, seeded
             ("traverse", {"id": seeded["gotcha"], "direction": "up"}, "validation error"),
             ("forget", {"id": "m-nothing-here"}, "no memory with id"),
             ("get_recent", {"min_salience": 2}, "validation error"),
+            ("get_recent", {"kinds": ["gossip"]}, "unknown event kind"),
             ("get_plan", {"branch": "bad..name"}, "not a git branch name"),
             ("no_such_tool", {}, "Unknown tool"),
         ]

@@ -208,11 +208,13 @@ def build_server(project: Path | None = None) -> MCPServer:
         limit: Annotated[int, Field(ge=1, le=mcp_tools.LIST_LIMIT[1])] = 20,
         min_salience: Annotated[float, Field(ge=0.0, le=1.0, description="Leave out events "
                                              "less salient than this (0-1).")] = 0.3,
+        kinds: Annotated[list[str] | None, Field(description="Only these event kinds, e.g. "
+                         "commit, error_resolved, decision, test_run, plan_step.")] = None,
     ) -> str:  # fmt: skip
         """What happened lately in this project's sessions, newest first: decisions, errors
         and their fixes, commits, test runs, files changed, plan steps."""
         return _dump(call(mcp_tools.get_recent, branch=branch, all_branches=all_branches,
-                          limit=limit, min_salience=min_salience))  # fmt: skip
+                          limit=limit, min_salience=min_salience, kinds=kinds or ()))  # fmt: skip
 
     @tool()
     def get_status(branch: Branch = None) -> str:
