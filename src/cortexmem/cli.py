@@ -721,7 +721,12 @@ def import_history(folder: Path | None, into: Path | None, as_json: bool) -> Non
 @cli.command()
 @click.option("--keep", is_flag=True, help="Keep the throw-away project and print its path.")
 def demo(keep: bool) -> None:
-    """A short tour on a throw-away store: remember, recall, status. Offline, in seconds."""
+    """A tour on a throw-away project: capture the sample sessions, embed, brief, recall.
+
+    The three Claude Code sessions in examples/ are captured as the hooks would, embedded by
+    the local model, and the briefing the next session would get is printed, then questions
+    are answered and the status shown. Offline, in about a second; your stores are untouched.
+    """
     from cortexmem.services.demo import run_demo
 
     run_demo(keep=keep)
