@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,42 @@ def git(cwd: Path, *args: str) -> str:
         text=True,
     )
     return result.stdout.strip()
+
+
+# ----------------------------------------------------------------- whole cortex processes
+
+PROBE = """
+import sys
+sys.argv = ["cortex", *sys.argv[1:]]
+try:
+    from cortexmem.cli import main
+    main()
+except SystemExit as exit:
+    code = exit.code or 0
+else:
+    code = 0
+heavy = sorted(m for m in ("rich", "numpy", "onnxruntime", "tokenizers", "torch", "httpx")
+               if m in sys.modules)
+sys.stderr.write("IMPORTED:" + ",".join(heavy) + "\\n")
+sys.exit(code)
+"""
+
+
+def cortex(*args: str, cwd: Path, input: str | None = None) -> subprocess.CompletedProcess[str]:
+    """``cortex ARGS`` as a whole process, reporting on stderr which heavy modules it loaded."""
+    return subprocess.run(
+        [sys.executable, "-c", PROBE, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        input=input,
+        timeout=60,
+    )
+
+
+def imported(result: subprocess.CompletedProcess[str]) -> list[str]:
+    line = [x for x in result.stderr.splitlines() if x.startswith("IMPORTED:")][-1]
+    return [m for m in line.removeprefix("IMPORTED:").split(",") if m]
 
 
 @pytest.fixture(scope="session", autouse=True)

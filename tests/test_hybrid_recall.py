@@ -7,8 +7,6 @@ word with the memory they are about must be found by meaning, and only by meanin
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -22,6 +20,8 @@ from cortexmem.services.embedding import Embedder, sync_context
 from cortexmem.services.memories import forget, remember
 from cortexmem.services.recall import recall
 from cortexmem.services.vectors import index_for
+
+from conftest import cortex, imported
 
 MEMORIES = [
     (
@@ -372,32 +372,10 @@ def test_a_new_model_re_embeds_what_the_old_one_made(ctx: Context, embedded, emb
     assert ids(recall(ctx, question, count_access=False))[0] == switched[0].id
 
 
-PROBE = """
-import json, sys
-sys.argv = ["cortex", *sys.argv[1:]]
-try:
-    from cortexmem.cli import main
-    main()
-except SystemExit as exit:
-    code = exit.code or 0
-else:
-    code = 0
-heavy = sorted(m for m in ("numpy", "onnxruntime", "tokenizers") if m in sys.modules)
-sys.stderr.write("IMPORTED:" + ",".join(heavy) + "\\n")
-sys.exit(code)
-"""
-
-
 def cortex_probe(repo: Path, *args: str) -> tuple[list, list[str]]:
-    result = subprocess.run(
-        [sys.executable, "-c", PROBE, "-C", str(repo), *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = cortex("-C", str(repo), *args, cwd=repo)
     assert result.returncode == 0, result.stderr
-    line = [x for x in result.stderr.splitlines() if x.startswith("IMPORTED:")][-1]
-    return json.loads(result.stdout), [m for m in line.removeprefix("IMPORTED:").split(",") if m]
+    return json.loads(result.stdout), imported(result)
 
 
 @pytest.mark.slow

@@ -9,37 +9,7 @@ from pathlib import Path
 
 import pytest
 
-PROBE = """
-import sys
-sys.argv = ["cortex", *sys.argv[1:]]
-try:
-    from cortexmem.cli import main
-    main()
-except SystemExit as exit:
-    code = exit.code or 0
-else:
-    code = 0
-heavy = sorted(m for m in ("rich", "numpy", "onnxruntime", "tokenizers", "torch", "httpx")
-               if m in sys.modules)
-sys.stderr.write("IMPORTED:" + ",".join(heavy) + "\\n")
-sys.exit(code)
-"""
-
-
-def cortex(*args: str, cwd: Path, input: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", PROBE, *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        input=input,
-        timeout=60,
-    )
-
-
-def imported(result: subprocess.CompletedProcess[str]) -> list[str]:
-    line = [x for x in result.stderr.splitlines() if x.startswith("IMPORTED:")][-1]
-    return [m for m in line.removeprefix("IMPORTED:").split(",") if m]
+from conftest import cortex, imported
 
 
 def test_json_commands_stay_lean(repo: Path):

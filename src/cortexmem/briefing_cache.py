@@ -21,6 +21,8 @@ import sqlite3
 import time
 from pathlib import Path
 
+from cortexmem.fileio import write_atomic
+
 TOKEN_SQL = (
     "SELECT (SELECT coalesce(max(seq), 0) FROM memories), "
     "(SELECT coalesce(max(seq), 0) FROM events), "
@@ -73,26 +75,6 @@ def read_cached(path: str, token: str) -> str | None:
         markdown = data.get("markdown")
         return markdown if isinstance(markdown, str) else None
     return None
-
-
-def write_atomic(path: str, text: str) -> bool:
-    """Replace ``path`` with ``text`` in one rename; False when it already held exactly that."""
-    with contextlib.suppress(OSError), open(path, encoding="utf-8") as fh:
-        if fh.read() == text:
-            return False
-    folder = os.path.dirname(path) or "."
-    os.makedirs(folder, exist_ok=True)
-    tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.{time.monotonic_ns()}")
-    try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-    return True
 
 
 def write_cached(path: str, token: str, markdown: str) -> None:

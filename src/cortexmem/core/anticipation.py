@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from cortexmem.core.text import shorten
+from cortexmem.core.tokens import estimate_tokens
 from cortexmem.model import Memory
 
 THRESHOLD: Final = 0.60
@@ -28,6 +29,8 @@ MARGIN: Final = 0.15
 MAX_ITEMS: Final = 3
 TOKEN_CAP: Final = 200
 MIN_WORDS: Final = 3
+__all__ = ["Pick", "baseline", "estimate_tokens", "render", "select", "worth_asking"]
+
 HEADER: Final = "Cortex memory that may bear on this request (verify before relying on it):"
 
 _TRIVIAL: Final = re.compile(
@@ -42,13 +45,6 @@ _WORD: Final = re.compile(r"\w+")
 class Pick:
     memory: Memory
     similarity: float
-
-
-def estimate_tokens(text: str) -> int:
-    """Tokens of ``text`` for a BPE model, estimated: the larger of characters/4 and
-    words×1.3 (code and paths run above the first, prose near the second)."""
-    words = len(_WORD.findall(text))
-    return max((len(text) + 3) // 4, int(words * 1.3 + 0.5))
 
 
 def worth_asking(prompt: str) -> bool:

@@ -137,13 +137,18 @@ def item_line(item: Item, now: datetime) -> str:
     return f"- {marker(m.confidence)} {shorten(m.content, ITEM_CHARS)}{note} — {provenance}"
 
 
+def step_line(step: PlanStep, width: int | None = None) -> str:
+    """``- [x] done``, ``- [>] in progress``, ``- [ ] pending`` (text cut to ``width``)."""
+    box = {"completed": "[x]", "in_progress": "[>]"}.get(step.status, "[ ]")
+    return f"- {box} {shorten(step.text, width) if width else step.text}"
+
+
 def plan_lines(plan: Plan) -> list[str]:
     done = sum(1 for s in plan.steps if s.status == "completed")
-    box = {"completed": "[x]", "in_progress": "[>]"}
     lines = [f"{plan.title} — {done}/{len(plan.steps)} done"]
     # Open steps first (what to do next), then what is done.
     order = sorted(plan.steps, key=lambda s: {"in_progress": 0, "pending": 1}.get(s.status, 2))
-    lines += [f"- {box.get(s.status, '[ ]')} {shorten(s.text, 160)}" for s in order]
+    lines += [step_line(s, 160) for s in order]
     return lines
 
 

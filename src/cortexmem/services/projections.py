@@ -14,8 +14,9 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cortexmem.briefing_cache import write_atomic
+from cortexmem.core.briefing import step_line
 from cortexmem.core.filters import MemoryFilter
+from cortexmem.fileio import write_atomic
 from cortexmem.model import Memory
 from cortexmem.services.brief import active_plan
 from cortexmem.services.context import Context
@@ -54,7 +55,6 @@ def plan_markdown(ctx: Context, branch: str | None) -> str:
     if plan is None:
         return "# Active plan\n\nNo unfinished plan.\n"
     done = sum(1 for s in plan.steps if s.status == "completed")
-    box = {"completed": "[x]", "in_progress": "[>]"}
     lines = [
         "# Active plan",
         "",
@@ -62,7 +62,7 @@ def plan_markdown(ctx: Context, branch: str | None) -> str:
         f"{(plan.when or '')[:10]}).",
         "",
     ]
-    lines += [f"- {box.get(s.status, '[ ]')} {s.text}" for s in plan.steps]
+    lines += [step_line(s) for s in plan.steps]
     return "\n".join(lines) + "\n"
 
 

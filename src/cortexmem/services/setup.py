@@ -24,20 +24,18 @@ link); the rules file is (over)written or removed only when absent or carrying `
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import json
-import os
 import shlex
 import shutil
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
 from cortexmem.errors import CortexError
+from cortexmem.fileio import write_atomic
 from cortexmem.hosts.claude_code import mcp_config
 from cortexmem.hosts.claude_code.settings import (
     PROGRAM,
@@ -377,31 +375,6 @@ def read_settings(path: Path) -> tuple[dict[str, Any], bool]:
         kind = _JSON_KINDS.get(type(data), "value")
         raise CortexError(f"{path} holds a JSON {kind}, not an object; nothing was changed")
     return data, True
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Replace ``path`` (its symlink target, if it is one) with ``text`` in one rename, keeping
-    the file's permissions."""
-    real = path.resolve() if path.is_symlink() else path
-    real.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = real.stat().st_mode & 0o7777
-    except FileNotFoundError:  # a new file gets what open() would give it (mkstemp: 0600)
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".tmp", dir=real.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, real)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 def backup(path: Path, now: datetime | None = None) -> Path:
