@@ -23,8 +23,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 import numpy as np
 
-from cortexmem import recall_client
-from cortexmem.paths import resolve
+from cortexmem.project.paths import resolve
+from cortexmem.recall import client as recall_client
 from cortexmem.services.capture import capture_transcript
 from cortexmem.services.context import Context
 from cortexmem.services.embedding import Embedder
@@ -63,7 +63,7 @@ def main() -> None:
     os.environ["XDG_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="cx-", dir="/tmp")
     key = resolve(project).project_hash
     server = subprocess.Popen(
-        [sys.executable, "-m", "cortexmem.recall_server", "--root", str(project), "--idle", "900"],
+        [sys.executable, "-m", "cortexmem.recall.server", "--root", str(project), "--idle", "900"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     while recall_client.ask(key, {"op": "ping"}, 1.0) is None:

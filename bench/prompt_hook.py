@@ -21,9 +21,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from cortexmem import recall_client
 from cortexmem.model import Memory
-from cortexmem.paths import resolve
+from cortexmem.project.paths import resolve
+from cortexmem.recall import client as recall_client
 from cortexmem.services.context import Context
 from cortexmem.services.embedding import Embedder, sync
 
@@ -51,7 +51,7 @@ def main() -> None:
         sync(store, Embedder.for_context(ctx), project=ctx.paths.name)
     key = resolve(root).project_hash
     server = subprocess.Popen(
-        [sys.executable, "-m", "cortexmem.recall_server", "--root", str(root), "--idle", "600"],
+        [sys.executable, "-m", "cortexmem.recall.server", "--root", str(root), "--idle", "600"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:

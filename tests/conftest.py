@@ -41,7 +41,7 @@ PROBE = """
 import sys
 sys.argv = ["cortex", *sys.argv[1:]]
 try:
-    from cortexmem.cli import main
+    from cortexmem.cli.app import main
     main()
 except SystemExit as exit:
     code = exit.code or 0
@@ -84,7 +84,7 @@ def recall_servers_stay_in_the_test_run(tmp_path_factory: pytest.TempPathFactory
     os.environ["XDG_RUNTIME_DIR"] = runtime
     os.environ["CORTEX_SERVER_IDLE"] = "10"
     yield
-    from cortexmem import recall_client
+    from cortexmem.recall import client as recall_client
 
     folder = Path(recall_client.runtime_dir())
     for sock in folder.glob("*.sock") if folder.is_dir() else []:

@@ -975,7 +975,7 @@ HEAVY = ("numpy", "onnxruntime", "tokenizers", "httpx", "yaml")
     "statement",
     [
         "import cortexmem.ai, cortexmem.ai.routing, cortexmem.ai.errors",
-        "from cortexmem.cli import cli",
+        "from cortexmem.cli.app import cli",
     ],
 )
 def test_importing_costs_no_heavy_module(statement):

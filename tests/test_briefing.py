@@ -12,7 +12,6 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cortexmem import briefing_cache
 from cortexmem.core.briefing import (
     LINE_BUDGETS,
     MAX_BUDGET,
@@ -26,6 +25,7 @@ from cortexmem.core.briefing import (
 )
 from cortexmem.core.tokens import count_tokens, estimate_tokens
 from cortexmem.model import Memory, SourceContext
+from cortexmem.services import briefing_cache
 from cortexmem.services.brief import anchor, make_briefing, mentioned_paths
 from cortexmem.services.context import Context
 from cortexmem.services.projections import write_projections
@@ -33,7 +33,7 @@ from cortexmem.services.projections import write_projections
 from conftest import git
 
 NOW = datetime(2026, 3, 20, 12, 0, tzinfo=UTC)
-HOOK = [sys.executable, "-c", "from cortexmem.hook import run; run()"]
+HOOK = [sys.executable, "-c", "from cortexmem.hosts.claude_code.hook import run; run()"]
 
 
 def mem(text: str, kind: str = "decision", *, priority: int = 5, confidence: float = 0.9,
@@ -222,7 +222,7 @@ def test_two_processes_writing_the_briefing_at_once_never_leave_it_half_written(
     data.mkdir(parents=True)
     texts = {"A": "A" * 200_000 + "\n", "B": "B" * 150_000 + "\n"}
     writer = (
-        "import sys; from cortexmem.briefing_cache import write_rules_file\n"
+        "import sys; from cortexmem.services.briefing_cache import write_rules_file\n"
         "text = sys.argv[3] * int(sys.argv[4]) + '\\n'\n"
         "for i in range(60):\n"
         "    write_rules_file(sys.argv[1], sys.argv[2], text if i % 2 else text + ' ')\n"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cortexmem.cli import cli
+from cortexmem.cli.app import cli
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cortexmem.cli import cli
+from cortexmem.cli.app import cli
 from cortexmem.core.code_prose import code_units, name_words
 from cortexmem.core.fts_query import query_terms
 from cortexmem.services.context import Context

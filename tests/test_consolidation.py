@@ -20,8 +20,8 @@ from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cortexmem import cli_consolidate
-from cortexmem.cli import cli
+from cortexmem.cli import consolidate as cli_consolidate
+from cortexmem.cli.app import cli
 from cortexmem.core.consolidation import choose_keeper, consolidation_due, merged
 from cortexmem.core.edge_types import ALIASES, UnknownEdgeType, normalise_edge_type
 from cortexmem.core.export_format import ExportFormatError, parse_jsonl

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cortexmem.cli import cli
+from cortexmem.cli.app import cli
 from cortexmem.core.graph import traverse
 from cortexmem.model import Edge, Memory
 

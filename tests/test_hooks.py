@@ -14,12 +14,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cortexmem import hook, observe
+from cortexmem.hosts.claude_code import hook
+from cortexmem.hosts.claude_code import spool as observe
 from cortexmem.services.context import Context
 
 from conftest import SHARED_DATA
 
-HOOK = [sys.executable, "-c", "from cortexmem.hook import run; run()"]
+HOOK = [sys.executable, "-c", "from cortexmem.hosts.claude_code.hook import run; run()"]
 EXAMPLES = SHARED_DATA / "hook-payloads" / "official-docs-examples" / "hook-inputs.json"
 REAL_RECORDS = SHARED_DATA / "hook-payloads" / "hook-records-from-real-transcripts.jsonl"
 TRANSCRIPTS = SHARED_DATA / "transcripts"
@@ -233,7 +234,7 @@ def test_output_always_names_its_event_and_is_capped():
 
 def test_the_tool_hooks_import_almost_nothing():
     code = (
-        "import sys; from cortexmem import hook, observe; "
+        "import sys; from cortexmem.hosts.claude_code import hook, spool as observe; "
         "print(sorted(m for m in ('sqlite3', 'pathlib', 'dataclasses', 'click', 'rich', "
         "'typing', 'cortexmem.model', 'cortexmem.store') if m in sys.modules))"
     )

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cortexmem.cli import cli
+from cortexmem.cli.app import cli
 from cortexmem.core.decay import (
     HALF_LIFE_DAYS,
     days_to_fall_below,

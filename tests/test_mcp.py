@@ -345,7 +345,7 @@ def probe(body: str, cwd: Path) -> list[str]:
 def test_the_cli_does_not_import_the_sdk(repo: Path):
     body = (
         "sys.argv = ['cortex', 'status', '--json']\n"
-        "from cortexmem.cli import main\n"
+        "from cortexmem.cli.app import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass"
     )
     assert probe(body, repo) == []
@@ -355,7 +355,7 @@ def test_the_cli_does_not_import_the_sdk(repo: Path):
 
 
 def test_the_server_starts_without_the_embedding_runtime(repo: Path):
-    body = "from cortexmem.mcp_server import build_server\nbuild_server()"
+    body = "from cortexmem.mcp.server import build_server\nbuild_server()"
     assert probe(body, repo) == ["mcp"]
 
 

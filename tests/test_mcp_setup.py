@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cortexmem.cli import cli
+from cortexmem.cli.app import cli
 from cortexmem.hosts.claude_code.mcp_config import (
     McpShapeError,
     find_ours,

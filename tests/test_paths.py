@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cortexmem.gitinfo import find_repo
-from cortexmem.paths import resolve
+from cortexmem.project.git import find_repo
+from cortexmem.project.paths import resolve
 from cortexmem.services.context import Context
 from cortexmem.services.memories import remember
 from cortexmem.services.recall import recall

@@ -15,9 +15,9 @@ import click
 import pytest
 import yaml
 
-from cortexmem.cli import cli
-from cortexmem.hook import EVENTS
+from cortexmem.cli.app import cli
 from cortexmem.hosts.claude_code import plugin
+from cortexmem.hosts.claude_code.hook import EVENTS
 from cortexmem.hosts.claude_code.settings import HOOK_EVENTS, TOOL_EVENTS, cortex_hooks
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -252,7 +252,7 @@ def test_the_mcp_tools_the_skills_name_are_the_servers():
     """The list above is the server's (without starting it: the tools are registered on build)."""
     import anyio
 
-    from cortexmem.mcp_server import build_server
+    from cortexmem.mcp.server import build_server
 
     server = build_server(ROOT)
     names = {t.name for t in anyio.run(server.list_tools)}

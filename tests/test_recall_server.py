@@ -1,7 +1,7 @@
 """The recall server and the UserPromptSubmit hook that relays to it, as whole processes.
 
 The pure half of anticipatory retrieval (``core.anticipation``) is tested first; then the real
-server (``python -m cortexmem.recall_server``) is started on a real store embedded with the real
+server (``python -m cortexmem.recall.server``) is started on a real store embedded with the real
 model, and the real hook program talks to it over its Unix socket. Every process a test starts is
 stopped in a ``finally``; sockets live in a short temporary runtime folder under /tmp.
 """
@@ -24,7 +24,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cortexmem import recall_client
 from cortexmem.core.anticipation import (
     HEADER,
     TOKEN_CAP,
@@ -36,6 +35,7 @@ from cortexmem.core.anticipation import (
     worth_asking,
 )
 from cortexmem.model import Memory, SourceContext
+from cortexmem.recall import client as recall_client
 from cortexmem.services.context import Context
 from cortexmem.services.embedding import Embedder, sync_context
 from cortexmem.services.memories import remember
@@ -151,7 +151,10 @@ MEMORIES = [
 ]  # fmt: skip
 RELATED = "the webhook retries are not firing, can you check the backoff schedule?"
 UNRELATED = "write a haiku about autumn leaves"
-HOOK = [sys.executable, "-c", "from cortexmem.hook import run; run()", "UserPromptSubmit"]
+HOOK = [
+    sys.executable, "-c", "from cortexmem.hosts.claude_code.hook import run; run()",
+    "UserPromptSubmit",
+]
 
 
 @pytest.fixture
@@ -190,7 +193,7 @@ class Servers:
 
     def start(self, idle: float = 20) -> subprocess.Popen:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "cortexmem.recall_server", "--root", str(self.root),
+            [sys.executable, "-m", "cortexmem.recall.server", "--root", str(self.root),
              "--idle", str(idle)],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         )  # fmt: skip
@@ -250,7 +253,7 @@ def servers_of(root: Path) -> list[int]:
             argv = (entry / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"cortexmem.recall_server" in argv and str(root).encode() in argv:
+        if b"cortexmem.recall.server" in argv and str(root).encode() in argv:
             found.append(int(entry.name))
     return [pid for pid in found if alive(pid)]
 
@@ -323,7 +326,7 @@ def test_the_server_answers_and_survives_bad_requests(servers: Servers, project:
     # A second server of the same project leaves at once; the first one keeps serving.
     began = time.monotonic()
     second = subprocess.run(
-        [sys.executable, "-m", "cortexmem.recall_server", "--root", str(project["root"]),
+        [sys.executable, "-m", "cortexmem.recall.server", "--root", str(project["root"]),
          "--idle", "20"],
         capture_output=True, text=True, timeout=20,
     )  # fmt: skip

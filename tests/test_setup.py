@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cortexmem.cli import cli
+from cortexmem.cli.app import cli
 from cortexmem.hosts.claude_code.settings import (
     HOOK_EVENTS,
     TIMEOUTS,
@@ -130,7 +130,7 @@ def test_hooks_block_follows_the_contract():
 
 
 def test_every_event_is_one_the_hook_program_handles():
-    from cortexmem.hook import EVENTS
+    from cortexmem.hosts.claude_code.hook import EVENTS
 
     assert set(HOOK_EVENTS) == set(EVENTS)
 

@@ -1,5 +1,5 @@
 """`python -m cortexmem` is the same as `cortex`."""
 
-from cortexmem.cli import main
+from cortexmem.cli.app import main
 
 main()

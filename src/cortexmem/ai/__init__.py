@@ -79,7 +79,7 @@ def routing_for(data_dir: Path | None = None) -> Routing:
     """The routing of a project: ``$CORTEX_HOME/ai.yaml``, then ``<data_dir>/ai.yaml`` (the
     project's ``.cortex/``) overriding it use by use; the project's file may choose providers
     and models but not endpoints or key variables. ``None``: the global file only."""
-    from cortexmem.paths import cortex_home
+    from cortexmem.project.paths import cortex_home
 
     paths = [cortex_home() / FILE_NAME]
     if data_dir is None:

@@ -13,12 +13,12 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
-from cortexmem import briefing_cache
 from cortexmem.core.briefing import SECTIONS, Briefing, BriefingInput, Item, Plan, PlanStep, build
 from cortexmem.core.filters import MemoryFilter
 from cortexmem.core.ranking import access_score, centrality, rank_score
 from cortexmem.core.tokens import count_tokens
 from cortexmem.model import BRANCH_SCOPED_TYPES
+from cortexmem.services import briefing_cache
 from cortexmem.services.context import Context
 
 POOL_PER_LINE = 4

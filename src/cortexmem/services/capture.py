@@ -27,12 +27,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cortexmem import observe
 from cortexmem.core.extraction import ExtractionContext, Extractor, to_memories
 from cortexmem.core.observations import to_observations
-from cortexmem.gitinfo import changed_files
+from cortexmem.hosts.claude_code import spool as observe
 from cortexmem.hosts.claude_code.transcript import ParseStats, iter_entries, subagent_transcripts
 from cortexmem.model import Event, ExtractionCursor, Provenance
+from cortexmem.project.git import changed_files
 from cortexmem.services.context import Context
 from cortexmem.store.base import CaptureResult
 from cortexmem.store.sqlite import SQLiteStore

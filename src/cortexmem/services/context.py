@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Literal
 
 from cortexmem.errors import CortexError
-from cortexmem.paths import ProjectPaths, ensure_data_dir, resolve
+from cortexmem.project.paths import ProjectPaths, ensure_data_dir, resolve
 from cortexmem.store.sqlite import DEFAULT_TIMEOUT, SQLiteStore
 
 Scope = Literal["project", "global"]

@@ -3,7 +3,7 @@
 Each function checks its arguments beyond what a JSON Schema can say (blank text, an id's
 shape, a branch name, ``branch`` together with ``all_branches``), raises ``CortexError`` with
 one line the assistant can act on, and returns plain JSON-able data: short memory records with
-the ids the other tools take. Nothing here imports the MCP SDK (``cortexmem.mcp_server`` does
+the ids the other tools take. Nothing here imports the MCP SDK (``cortexmem.mcp.server`` does
 and wraps these), so they are tested and reused without it.
 
 Branches: progress and context recorded on another branch are hidden unless the caller names

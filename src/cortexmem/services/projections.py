@@ -16,8 +16,8 @@ from pathlib import Path
 
 from cortexmem.core.briefing import step_line
 from cortexmem.core.filters import MemoryFilter
-from cortexmem.fileio import write_atomic
 from cortexmem.model import Memory
+from cortexmem.project.files import write_atomic
 from cortexmem.services.brief import active_plan
 from cortexmem.services.context import Context
 

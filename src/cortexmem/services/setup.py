@@ -35,7 +35,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from cortexmem.errors import CortexError
-from cortexmem.fileio import write_atomic
 from cortexmem.hosts.claude_code import mcp_config
 from cortexmem.hosts.claude_code.settings import (
     PROGRAM,
@@ -45,7 +44,8 @@ from cortexmem.hosts.claude_code.settings import (
     merge_hooks,
     remove_hooks,
 )
-from cortexmem.paths import ProjectPaths
+from cortexmem.project.files import write_atomic
+from cortexmem.project.paths import ProjectPaths
 
 Scope = Literal["project", "user"]
 

@@ -51,7 +51,7 @@ def handle(event: str, payload: dict[str, Any], *, started: float) -> dict[str, 
 
 def _recall_server(payload: dict[str, Any]):
     """``(paths, project hash)`` of the project, or ``None`` when it has no store yet."""
-    from cortexmem.paths import resolve
+    from cortexmem.project.paths import resolve
 
     paths = resolve(project_dir(payload))
     if not paths.db.is_file():
@@ -63,8 +63,8 @@ def _briefing(payload: dict[str, Any]) -> str | None:
     """SessionStart (every source: startup, resume, clear, compact): the briefing, served from
     the cache when nothing changed since it was built (stdlib only on that path), else built
     and cached; the rules file is brought up to date either way."""
-    from cortexmem import briefing_cache
-    from cortexmem.paths import resolve
+    from cortexmem.project.paths import resolve
+    from cortexmem.services import briefing_cache
 
     cwd = project_dir(payload)
     paths = resolve(cwd)
@@ -92,7 +92,7 @@ def _briefing(payload: dict[str, Any]) -> str | None:
 def _warm_up(payload: dict[str, Any]) -> None:
     """SessionStart: make sure the project's recall server runs, so the first prompt finds the
     model loaded (the server exits by itself once sessions stop asking)."""
-    from cortexmem import recall_client
+    from cortexmem.recall import client as recall_client
 
     found = _recall_server(payload)
     if found is None:
@@ -107,7 +107,7 @@ def _anticipate(payload: dict[str, Any], *, deadline: float) -> dict[str, Any] |
     """UserPromptSubmit: the few memories that clearly bear on the prompt, from the recall
     server; nothing when none clears the bar, or when no server answers in time (one is then
     started for the next prompt)."""
-    from cortexmem import recall_client
+    from cortexmem.recall import client as recall_client
 
     prompt = payload.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
@@ -183,8 +183,8 @@ def _capture(event: str, payload: dict[str, Any], *, deadline: float) -> None:
 def _refresh_projections(ctx: Any, payload: dict[str, Any]) -> None:
     """Stop: the git projections and the briefing file follow what was just captured."""
     try:
-        from cortexmem.briefing_cache import write_rules_file
         from cortexmem.services.brief import briefing_markdown
+        from cortexmem.services.briefing_cache import write_rules_file
         from cortexmem.services.projections import write_projections
 
         written = write_projections(ctx).written

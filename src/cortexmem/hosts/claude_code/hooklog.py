@@ -19,7 +19,7 @@ def project_dir(payload: dict[str, object]) -> Path:
 
 
 def log_path(payload: dict[str, object]) -> Path:
-    from cortexmem.paths import ensure_data_dir, resolve
+    from cortexmem.project.paths import ensure_data_dir, resolve
 
     paths = resolve(project_dir(payload))
     ensure_data_dir(paths.data_dir)  # with its .gitignore, like every other writer

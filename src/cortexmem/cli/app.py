@@ -11,11 +11,12 @@ import json
 import sqlite3
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import click
 
 from cortexmem import __version__
+from cortexmem.cli.common import confirm, open_context, print_json, refuse_without_tty
 from cortexmem.errors import CortexError
 from cortexmem.model import MEMORY_TYPES
 
@@ -43,31 +44,6 @@ class CortexGroup(click.Group):
         except OSError as exc:
             where = f": {exc.filename}" if exc.filename else ""
             raise click.ClickException(f"{exc.strerror or exc}{where}") from None
-
-
-def _context(click_ctx: click.Context):  # -> services.context.Context
-    from cortexmem.services.context import Context
-
-    obj = click_ctx.find_root().obj or {}
-    ctx = Context.for_cwd(obj.get("cwd"))
-    click_ctx.call_on_close(ctx.close)
-    return ctx
-
-
-def _print_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False))
-
-
-def _refuse_without_tty(what: str) -> NoReturn:
-    raise CortexError(f"{what} needs confirmation; run it in a terminal or pass --yes")
-
-
-def _confirm(question: str, yes: bool) -> bool:
-    if yes:
-        return True
-    if not sys.stdin.isatty():
-        _refuse_without_tty("this")
-    return click.confirm(question, default=False)
 
 
 @click.group(cls=CortexGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -149,7 +125,7 @@ def init(
         raise click.UsageError("--setup and --uninstall cannot be combined")
     if (user or dry_run) and not (do_setup or uninstall):
         raise click.UsageError("--user and --dry-run go with --setup or --uninstall")
-    ctx = _context(click_ctx)
+    ctx = open_context(click_ctx)
     report = None
     if do_setup or uninstall:  # read and check the settings file before creating anything
         project = hooks_setup.Target.for_scope("project", hooks_setup.project_dir(ctx.paths))
@@ -175,7 +151,7 @@ def init(
         block = hooks_setup.cortex_hooks(hooks_setup.hook_command())
         mcp = hooks_setup.mcp_config.mcp_block(hooks_setup.cortex_command())
         if as_json:
-            _print_json({**out, "hooks": block, "mcp": mcp})
+            print_json({**out, "hooks": block, "mcp": mcp})
         else:
             click.echo(f"\n{hooks_setup.MCP_HINT} {json.dumps(mcp)}")
             click.echo(f"\n{hooks_setup.PASTE_HINT}")
@@ -184,7 +160,7 @@ def init(
     if not dry_run:
         hooks_setup.apply(report)
     if as_json:
-        _print_json({**out, **report.to_dict()})
+        print_json({**out, **report.to_dict()})
         return
     for line, warning in hooks_setup.describe(report):
         click.echo(line, err=warning)
@@ -242,7 +218,7 @@ def remember(
     from cortexmem.services.memories import remember as do_remember
 
     body = sys.stdin.read() if text == ("-",) else " ".join(text)
-    ctx = _context(click_ctx)
+    ctx = open_context(click_ctx)
     memory, created = do_remember(
         ctx,
         body,
@@ -254,7 +230,7 @@ def remember(
         summary=summary,
     )
     if as_json:
-        _print_json({"created": created, "memory": memory.to_dict()})
+        print_json({"created": created, "memory": memory.to_dict()})
     elif created:
         click.echo(f"Remembered {memory.id} ({memory.memory_type}, {memory.category})")
     else:
@@ -329,7 +305,7 @@ def recall(
     if branch and all_branches:
         raise click.UsageError("--branch and --all-branches cannot be combined")
     text = " ".join(query)
-    ctx = _context(click_ctx)
+    ctx = open_context(click_ctx)
     results = do_recall(
         ctx,
         text,
@@ -342,7 +318,7 @@ def recall(
         statuses=("active", "archived") if with_archived else ("active",),
     )
     if as_json:
-        _print_json(
+        print_json(
             [
                 {
                     "rank": i,
@@ -357,7 +333,7 @@ def recall(
             ]
         )
         return
-    from cortexmem.render import recall_table
+    from cortexmem.cli.render import recall_table
 
     recall_table(results, text)
 
@@ -374,11 +350,11 @@ def get(click_ctx: click.Context, memory_id: str, as_json: bool) -> None:
     from cortexmem.services.memories import edges_of
     from cortexmem.services.memories import get as do_get
 
-    ctx = _context(click_ctx)
+    ctx = open_context(click_ctx)
     found = do_get(ctx, memory_id)
     edges = edges_of(ctx, found)
     if as_json:
-        _print_json(
+        print_json(
             {
                 "scope": found.scope,
                 "memory": found.memory.to_dict(),
@@ -386,7 +362,7 @@ def get(click_ctx: click.Context, memory_id: str, as_json: bool) -> None:
             }
         )
         return
-    from cortexmem.render import memory_detail
+    from cortexmem.cli.render import memory_detail
 
     memory_detail(found.memory, found.scope, edges)
 
@@ -411,14 +387,14 @@ def forget(
 
     if (memory_id is None) == (query is None):
         raise click.UsageError("give either a memory ID or --query TEXT")
-    ctx = _context(click_ctx)
+    ctx = open_context(click_ctx)
     if memory_id is not None:
         archived = [memories.forget(ctx, memory_id)]
     else:
         assert query is not None
         archived = _forget_by_query(ctx, query, yes, as_json)
     if as_json:
-        _print_json([{"scope": f.scope, "memory": f.memory.to_dict()} for f in archived])
+        print_json([{"scope": f.scope, "memory": f.memory.to_dict()} for f in archived])
     else:
         for f in archived:
             click.echo(f"Archived {f.memory.id} ({f.scope})")
@@ -444,8 +420,8 @@ def _forget_by_query(ctx, query: str, yes: bool, as_json: bool) -> list:
         chosen = hits
     else:
         if not sys.stdin.isatty():
-            _refuse_without_tty("forget --query")
-        from cortexmem.render import recall_table
+            refuse_without_tty("forget --query")
+        from cortexmem.cli.render import recall_table
 
         recall_table(hits, query)
         answer = click.prompt(
@@ -485,11 +461,11 @@ def status(click_ctx: click.Context, as_json: bool) -> None:
     """Show where the stores are and what they hold."""
     from cortexmem.services.status import status as do_status
 
-    report = do_status(_context(click_ctx))
+    report = do_status(open_context(click_ctx))
     if as_json:
-        _print_json(report)
+        print_json(report)
         return
-    from cortexmem.render import status_report
+    from cortexmem.cli.render import status_report
 
     status_report(report)
 
@@ -503,11 +479,11 @@ def status(click_ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def reset(click_ctx: click.Context, is_global: bool, yes: bool) -> None:
     """Delete every memory, edge and event of a store (a backup is taken first)."""
-    ctx = _context(click_ctx)
+    ctx = open_context(click_ctx)
     scope = "global" if is_global else "project"
     store = ctx.require(scope)
     total = store.counts().memories
-    if not _confirm(f"Delete all {total} memories of the {scope} store {store.location}?", yes):
+    if not confirm(f"Delete all {total} memories of the {scope} store {store.location}?", yes):
         click.echo("Nothing changed.")
         return
     backup = store.clear()
@@ -532,7 +508,7 @@ def restore(
     Backups are taken automatically before reset, migration, restore and consolidation.
     The current state is itself backed up before it is replaced.
     """
-    ctx = _context(click_ctx)
+    ctx = open_context(click_ctx)
     scope = "global" if is_global else "project"
     store = ctx.require(scope)
     backups = store.list_backups()
@@ -547,7 +523,7 @@ def restore(
     chosen = Path(backup) if backup else backups[-1]
     if not chosen.is_file():
         chosen = store.backup_dir / chosen.name
-    if not _confirm(f"Replace the {scope} store with {chosen.name}?", yes):
+    if not confirm(f"Replace the {scope} store with {chosen.name}?", yes):
         click.echo("Nothing changed.")
         return
     safety = store.restore(chosen)
@@ -579,7 +555,7 @@ def export(click_ctx: click.Context, fmt: str, output: Path | None, is_global: b
     """Export a store: JSONL (lossless, for `cortex import`) or Markdown (for reading)."""
     from cortexmem.services import transfer
 
-    ctx = _context(click_ctx)
+    ctx = open_context(click_ctx)
     scope = "global" if is_global else "project"
     if fmt == "markdown":
         chunks: Any = [transfer.export_md(ctx, scope)]
@@ -611,7 +587,7 @@ def import_(click_ctx: click.Context, source: Any, is_global: bool, as_json: boo
     """
     from cortexmem.services import transfer
 
-    ctx = _context(click_ctx)
+    ctx = open_context(click_ctx)
     scope = "global" if is_global else "project"
     result = transfer.import_lines(ctx, source, scope)
     data = {
@@ -624,7 +600,7 @@ def import_(click_ctx: click.Context, source: Any, is_global: bool, as_json: boo
         "skipped": result.skipped,
     }
     if as_json:
-        _print_json(data)
+        print_json(data)
         return
     click.echo(
         f"Imported into the {scope} store: {result.inserted} new, {result.updated} updated, "
@@ -664,7 +640,7 @@ def _run_ingest(paths: list[Path], into: Path | None, as_json: bool) -> None:
 
             result = ingest(paths, into=into, on_progress=advance)
     if as_json:
-        _print_json(result.to_dict())
+        print_json(result.to_dict())
         return
     if not result.projects and not result.skipped:
         click.echo("No transcripts found.")
@@ -727,20 +703,16 @@ def demo(keep: bool) -> None:
     the local model, and the briefing the next session would get is printed, then questions
     are answered and the status shown. Offline, in about a second; your stores are untouched.
     """
-    from cortexmem.services.demo import run_demo
+    from cortexmem.cli.demo import run_demo
 
     run_demo(keep=keep)
 
 
 def _register_more() -> None:
-    from cortexmem import cli_ai, cli_brief, cli_consolidate, cli_graph, cli_lifecycle, cli_mcp
+    from cortexmem.cli import ai, brief, consolidate, graph, lifecycle, mcp
 
-    cli_graph.register(cli)
-    cli_ai.register(cli)
-    cli_brief.register(cli)
-    cli_lifecycle.register(cli)
-    cli_consolidate.register(cli)
-    cli_mcp.register(cli)
+    for module in (graph, ai, brief, lifecycle, consolidate, mcp):
+        module.register(cli)
 
 
 _register_more()

@@ -1,6 +1,6 @@
 """``cortex brief``: the session-start briefing, on demand.
 
-Registered on the main group by ``cortexmem.cli``.
+Registered on the main group by ``cortexmem.cli.app``.
 """
 
 from __future__ import annotations
@@ -24,14 +24,14 @@ def brief(click_ctx: click.Context, branch: str | None, write: bool, as_json: bo
     rest, within a 300-500 token budget; each line with a confidence marker and where it
     came from. SessionStart delivers the same text (from a cache while nothing changed).
     """
-    from cortexmem.cli import _context, _print_json
+    from cortexmem.cli.common import open_context, print_json
     from cortexmem.services.brief import make_briefing
 
-    ctx = _context(click_ctx)
+    ctx = open_context(click_ctx)
     result = make_briefing(ctx, branch=branch)
     written: list[str] = []
     if write:
-        from cortexmem.briefing_cache import RULES_FILE, write_rules_file
+        from cortexmem.services.briefing_cache import RULES_FILE, write_rules_file
         from cortexmem.services.projections import write_projections
 
         ctx.writable("project")
@@ -42,7 +42,7 @@ def brief(click_ctx: click.Context, branch: str | None, write: bool, as_json: bo
             written.append(RULES_FILE)
         written += [f".cortex/{name}" for name in write_projections(ctx).written]
     if as_json:
-        _print_json(
+        print_json(
             {
                 "markdown": result.markdown,
                 "tokens": result.tokens,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from cortexmem.gitinfo import GitRepo, find_repo
+from cortexmem.project.git import GitRepo, find_repo
 
 DIR_NAME = ".cortex"
 PROJECT_DB = "cortex.db"

@@ -5,7 +5,7 @@ event, a missing transcript, a locked store, a bug) this exits 0, writes to stdo
 one valid JSON answer or nothing, and logs one line to the project's ``.cortex/cortex.log``.
 
 Cost: the tool hooks run on every tool call, so this module imports only ``sys``, ``os``,
-``json`` and ``time`` and hands those events to ``cortexmem.observe``. Everything else
+``json`` and ``time`` and hands those events to ``spool``. Everything else
 (extraction, the store) is imported only by the events that need it.
 """
 
@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         if event not in EVENTS:
             raise HookInputError(f"unknown hook event {event!r}")
         if event in TOOL_EVENTS:
-            from cortexmem import observe
+            from cortexmem.hosts.claude_code import spool as observe
 
             observe.record(event, payload)
             return 0

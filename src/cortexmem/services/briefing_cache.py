@@ -21,7 +21,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-from cortexmem.fileio import write_atomic
+from cortexmem.project.files import write_atomic
 
 TOKEN_SQL = (
     "SELECT (SELECT coalesce(max(seq), 0) FROM memories), "

@@ -1,6 +1,6 @@
 """``cortex lifecycle``: decay, archive, restore and prune now, or show what would change.
 
-Registered on the main group by ``cortexmem.cli``; imports what it needs inside its body.
+Registered on the main group by ``cortexmem.cli.app``; imports what it needs inside its body.
 """
 
 from __future__ import annotations
@@ -38,14 +38,14 @@ def lifecycle(click_ctx: click.Context, dry_run: bool, scope: str, as_json: bool
 
     Example: cortex lifecycle --dry-run
     """
-    from cortexmem.cli import _context, _print_json
+    from cortexmem.cli.common import open_context, print_json
     from cortexmem.services.lifecycle import ACTIONS, run_lifecycle
     from cortexmem.services.memories import scopes_for
 
-    ctx = _context(click_ctx)
+    ctx = open_context(click_ctx)
     report = run_lifecycle(ctx, dry_run=dry_run, scopes=scopes_for(scope))
     if as_json:
-        _print_json(report.to_dict())
+        print_json(report.to_dict())
         return
     from cortexmem.core.text import shorten
 

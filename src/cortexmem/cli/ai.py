@@ -1,6 +1,6 @@
 """``cortex reindex`` and ``cortex serve``: the commands about embeddings and the recall server.
 
-Registered on the main group by ``cortexmem.cli``.
+Registered on the main group by ``cortexmem.cli.app``.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import sys
 import click
 
 
-def _context(click_ctx: click.Context):
-    from cortexmem.cli import _context as context
+def open_context(click_ctx: click.Context):
+    from cortexmem.cli.common import open_context as context
 
     return context(click_ctx)
 
@@ -28,7 +28,7 @@ def reindex(click_ctx: click.Context, as_json: bool) -> None:
     """
     from cortexmem.services.embedding import Embedder, sync_context
 
-    ctx = _context(click_ctx)
+    ctx = open_context(click_ctx)
     embedder = Embedder.for_context(ctx)
     backlog = sum(
         store.embedding_backlog_size(embedder.model, embedder.skip_types)
@@ -45,9 +45,9 @@ def reindex(click_ctx: click.Context, as_json: bool) -> None:
             task = progress.add_task(f"embedding with {embedder.model}", total=backlog)
             report = sync_context(ctx, embedder, on_batch=lambda n: progress.advance(task, n))
     if as_json:
-        from cortexmem.cli import _print_json
+        from cortexmem.cli.common import print_json
 
-        _print_json(
+        print_json(
             {"model": report.model, "embedded": report.embedded, "remaining": report.remaining}
         )
         return
@@ -69,9 +69,9 @@ def serve(click_ctx: click.Context, stop: bool, show_status: bool, idle: float |
     can recall in milliseconds, embeds new memories between requests, and exits after it has
     been idle for a while.
     """
-    from cortexmem import recall_client
+    from cortexmem.recall import client as recall_client
 
-    ctx = _context(click_ctx)
+    ctx = open_context(click_ctx)
     key = ctx.paths.project_hash
     if stop or show_status:
         reply = recall_client.ask(key, {"op": "stop" if stop else "ping"}, timeout=2.0)
@@ -82,8 +82,8 @@ def serve(click_ctx: click.Context, stop: bool, show_status: bool, idle: float |
         else:
             click.echo(f"Recall server running (pid {reply.get('pid')}).")
         return
-    from cortexmem.recall_client import IDLE_SECONDS
-    from cortexmem.recall_server import run
+    from cortexmem.recall.client import IDLE_SECONDS
+    from cortexmem.recall.server import run
 
     click.echo(f"Serving recall for {ctx.paths.root} on {recall_client.socket_path(key)}")
     run(ctx.paths.worktree or ctx.paths.root, idle or IDLE_SECONDS)

@@ -1,7 +1,7 @@
 """Talking to a project's recall server from a hook: stdlib only, milliseconds.
 
 Loading the embedding model costs ~0.5 s, far over the ~100 ms a UserPromptSubmit hook may
-take. So the model lives in one small server per project (``cortexmem.recall_server``) that
+take. So the model lives in one small server per project (``cortexmem.recall.server``) that
 keeps it and the vector matrix in memory; a hook connects to its Unix socket, asks, and gets
 an answer in a few milliseconds. The server is started in the background by SessionStart (or
 by the first hook that finds none) and exits by itself after ``IDLE_SECONDS`` without a
@@ -79,7 +79,7 @@ def start(root: str) -> bool:
 
     try:
         subprocess.Popen(
-            [sys.executable, "-m", "cortexmem.recall_server", "--root", root],
+            [sys.executable, "-m", "cortexmem.recall.server", "--root", root],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

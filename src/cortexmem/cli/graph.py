@@ -1,6 +1,6 @@
 """``cortex traverse`` and ``cortex index-code``: commands about the graph between memories.
 
-Registered on the main group by ``cortexmem.cli``; like every command, each imports what it
+Registered on the main group by ``cortexmem.cli.app``; like every command, each imports what it
 needs inside its body.
 """
 
@@ -13,14 +13,14 @@ import click
 from cortexmem.model import RELATION_TYPES
 
 
-def _context(click_ctx: click.Context):
-    from cortexmem.cli import _context as context
+def open_context(click_ctx: click.Context):
+    from cortexmem.cli.common import open_context as context
 
     return context(click_ctx)
 
 
-def _print_json(data: object) -> None:
-    from cortexmem.cli import _print_json as print_json
+def print_json(data: object) -> None:
+    from cortexmem.cli.common import print_json
 
     print_json(data)
 
@@ -88,13 +88,13 @@ def traverse(
     """
     from cortexmem.services.graph import walk
 
-    ctx = _context(click_ctx)
+    ctx = open_context(click_ctx)
     start, levels = walk(
         ctx, memory_id, depth=depth, types=types, direction=direction,  # type: ignore[arg-type]
         min_strength=min_strength,
     )  # fmt: skip
     if as_json:
-        _print_json(
+        print_json(
             {
                 "start": start.memory.to_dict(),
                 "scope": start.scope,
@@ -134,7 +134,7 @@ def index_code(click_ctx: click.Context, targets: tuple[str, ...], as_json: bool
     from cortexmem.services.code_index import IndexReport, code_files
     from cortexmem.services.code_index import index_code as run
 
-    ctx = _context(click_ctx)
+    ctx = open_context(click_ctx)
     base = (click_ctx.find_root().obj or {}).get("cwd") or Path.cwd()
     total = IndexReport()
     quiet = as_json or not sys.stderr.isatty()
@@ -153,7 +153,7 @@ def index_code(click_ctx: click.Context, targets: tuple[str, ...], as_json: bool
             setattr(total, name, getattr(total, name) + getattr(report, name))
         total.skipped += report.skipped
     if as_json:
-        _print_json(total.to_dict())
+        print_json(total.to_dict())
         return
     click.echo(
         f"Indexed {total.units} units in {total.files} files: {total.added} memories added, "

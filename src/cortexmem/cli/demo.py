@@ -45,7 +45,7 @@ def example_sessions() -> Path:
 def run_demo(keep: bool = False) -> None:
     from rich.rule import Rule
 
-    from cortexmem.render import console, recall_table, status_report
+    from cortexmem.cli.render import console, recall_table, status_report
 
     started = time.perf_counter()
     sessions = example_sessions()

@@ -1,4 +1,4 @@
-"""``cortex mcp-server``: registered on the main group by ``cortexmem.cli``.
+"""``cortex mcp-server``: registered on the main group by ``cortexmem.cli.app``.
 
 The MCP SDK is imported when the command runs, never when the CLI loads: every other command
 (``cortex status --json`` above all) stays as lean as before.
@@ -37,7 +37,7 @@ def mcp_server(click_ctx: click.Context, project: Path | None, log_level: str) -
     import os
 
     try:
-        from cortexmem import mcp_server as server
+        from cortexmem.mcp import server
     except ImportError as exc:  # an environment installed without the dependency
         raise click.ClickException(
             f"the MCP server needs the `mcp` package ({exc}); pip install 'mcp>=2.3,<3'"

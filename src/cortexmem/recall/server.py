@@ -1,6 +1,6 @@
 """One project's recall server: keeps the embedding model and the vector matrix warm.
 
-Run by ``recall_client.start`` as ``python -m cortexmem.recall_server --root DIR`` (or by hand,
+Run by ``recall_client.start`` as ``python -m cortexmem.recall.server --root DIR`` (or by hand,
 ``cortex serve``). It listens on a Unix socket in a private folder (mode 0700), answers one
 JSON request per connection, and between requests embeds memories that have no vector yet, a
 batch at a time, so captures never wait for the model. It holds an exclusive lock for its
@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cortexmem.recall_client import IDLE_SECONDS, private, runtime_dir, socket_path
+from cortexmem.recall.client import IDLE_SECONDS, private, runtime_dir, socket_path
 
 SYNC_EVERY = 2.0
 ACCEPT_TIMEOUT = 0.5
@@ -116,7 +116,7 @@ class RecallServer:
     def _stores_changed(self) -> bool:
         """Whether a store changed since the last look (one cheap query per store), so an
         idle server does not scan for a backlog when nothing was written."""
-        from cortexmem import briefing_cache
+        from cortexmem.services import briefing_cache
 
         tokens = tuple(
             briefing_cache.store_token(str(self.ctx.db_path(scope)))
@@ -173,7 +173,7 @@ class RecallServer:
 
 def run(root: Path, idle: float = IDLE_SECONDS) -> int:
     """Serve until idle; 0 when another server already serves this project."""
-    from cortexmem.paths import resolve
+    from cortexmem.project.paths import resolve
 
     paths = resolve(root)
     folder = runtime_dir()
@@ -207,7 +207,7 @@ def run(root: Path, idle: float = IDLE_SECONDS) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="cortexmem.recall_server", description=__doc__)
+    parser = argparse.ArgumentParser(prog="cortexmem.recall.server", description=__doc__)
     parser.add_argument("--root", type=Path, default=Path.cwd())
     parser.add_argument("--idle", type=float, default=float(os.environ.get(
         "CORTEX_SERVER_IDLE", IDLE_SECONDS)))  # fmt: skip

@@ -1,6 +1,6 @@
 """``cortex consolidate``: a person reviews merge candidates and suggested edges.
 
-Registered on the main group by ``cortexmem.cli``; imports what it needs inside the command.
+Registered on the main group by ``cortexmem.cli.app``; imports what it needs inside the command.
 """
 
 from __future__ import annotations
@@ -123,7 +123,7 @@ def _walk_suggestions(review) -> bool:
 
 
 def _rollback(store, scope: str, yes: bool) -> None:
-    from cortexmem.cli import _confirm
+    from cortexmem.cli.common import confirm
     from cortexmem.errors import CortexError
     from cortexmem.services import consolidate
 
@@ -142,7 +142,7 @@ def _rollback(store, scope: str, yes: bool) -> None:
     click.echo(f"  memories in checkpoint: {shown(consolidate.memory_counts(target))}")
     click.echo("  Everything since then is replaced, captures included (the transcripts are")
     click.echo("  read again from there); the current state is backed up first.")
-    if not _confirm("Roll back to this checkpoint?", yes):
+    if not confirm("Roll back to this checkpoint?", yes):
         click.echo("Nothing changed.")
         return
     safety = consolidate.rollback(store, target)
@@ -187,21 +187,21 @@ def consolidate(
     cortex consolidate --yes         merge near-duplicates, accept links (scripts)
     cortex consolidate --rollback    undo the last consolidation
     """
-    from cortexmem.cli import _context, _print_json, _refuse_without_tty
+    from cortexmem.cli.common import open_context, print_json, refuse_without_tty
     from cortexmem.services import consolidate as service
 
     if as_json and (yes or rollback):
         raise click.UsageError("--json only lists; it cannot be combined with --yes or --rollback")
-    ctx = _context(click_ctx)
+    ctx = open_context(click_ctx)
     scope = "global" if is_global else "project"
     if rollback:
         _rollback(ctx.require(scope), scope, yes)
         return
     if as_json:
-        _print_json(service.listing(ctx, scope))
+        print_json(service.listing(ctx, scope))
         return
     if not yes and not _stdin_is_tty():
-        _refuse_without_tty("consolidate")
+        refuse_without_tty("consolidate")
     review, links = service.prepare(ctx, scope, note=lambda text: click.echo(text, err=True))
     if links.examined:
         click.echo(

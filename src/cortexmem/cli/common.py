@@ -1,0 +1,37 @@
+"""What every ``cortex`` command shares: the store context of the invocation, JSON output and
+confirmation. Commands import this module, never ``cli.app`` (which imports them)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, NoReturn
+
+import click
+
+from cortexmem.errors import CortexError
+
+
+def open_context(click_ctx: click.Context):  # -> services.context.Context
+    from cortexmem.services.context import Context
+
+    obj = click_ctx.find_root().obj or {}
+    ctx = Context.for_cwd(obj.get("cwd"))
+    click_ctx.call_on_close(ctx.close)
+    return ctx
+
+
+def print_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False))
+
+
+def refuse_without_tty(what: str) -> NoReturn:
+    raise CortexError(f"{what} needs confirmation; run it in a terminal or pass --yes")
+
+
+def confirm(question: str, yes: bool) -> bool:
+    if yes:
+        return True
+    if not sys.stdin.isatty():
+        refuse_without_tty("this")
+    return click.confirm(question, default=False)
