@@ -152,7 +152,9 @@ MEMORIES = [
 RELATED = "the webhook retries are not firing, can you check the backoff schedule?"
 UNRELATED = "write a haiku about autumn leaves"
 HOOK = [
-    sys.executable, "-c", "from cortexmem.hosts.claude_code.hook import run; run()",
+    sys.executable,
+    "-c",
+    "from cortexmem.hosts.claude_code.hook import run; run()",
     "UserPromptSubmit",
 ]
 

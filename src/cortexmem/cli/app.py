@@ -16,7 +16,13 @@ from typing import Any
 import click
 
 from cortexmem import __version__
-from cortexmem.cli.common import confirm, open_context, print_json, refuse_without_tty
+from cortexmem.cli.common import (
+    confirm,
+    open_context,
+    print_json,
+    refuse_without_tty,
+    scope_of,
+)
 from cortexmem.errors import CortexError
 from cortexmem.model import MEMORY_TYPES
 
@@ -480,7 +486,7 @@ def status(click_ctx: click.Context, as_json: bool) -> None:
 def reset(click_ctx: click.Context, is_global: bool, yes: bool) -> None:
     """Delete every memory, edge and event of a store (a backup is taken first)."""
     ctx = open_context(click_ctx)
-    scope = "global" if is_global else "project"
+    scope = scope_of(is_global)
     store = ctx.require(scope)
     total = store.counts().memories
     if not confirm(f"Delete all {total} memories of the {scope} store {store.location}?", yes):
@@ -509,7 +515,7 @@ def restore(
     The current state is itself backed up before it is replaced.
     """
     ctx = open_context(click_ctx)
-    scope = "global" if is_global else "project"
+    scope = scope_of(is_global)
     store = ctx.require(scope)
     backups = store.list_backups()
     if list_only:
@@ -556,7 +562,7 @@ def export(click_ctx: click.Context, fmt: str, output: Path | None, is_global: b
     from cortexmem.services import transfer
 
     ctx = open_context(click_ctx)
-    scope = "global" if is_global else "project"
+    scope = scope_of(is_global)
     if fmt == "markdown":
         chunks: Any = [transfer.export_md(ctx, scope)]
     else:
@@ -588,7 +594,7 @@ def import_(click_ctx: click.Context, source: Any, is_global: bool, as_json: boo
     from cortexmem.services import transfer
 
     ctx = open_context(click_ctx)
-    scope = "global" if is_global else "project"
+    scope = scope_of(is_global)
     result = transfer.import_lines(ctx, source, scope)
     data = {
         "scope": scope,

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from cortexmem.errors import CortexError
+
+if TYPE_CHECKING:
+    from cortexmem.services.context import Scope
 
 
 def open_context(click_ctx: click.Context):  # -> services.context.Context
@@ -35,3 +38,8 @@ def confirm(question: str, yes: bool) -> bool:
     if not sys.stdin.isatty():
         refuse_without_tty("this")
     return click.confirm(question, default=False)
+
+
+def scope_of(is_global: bool) -> Scope:
+    """The store a ``-g/--global`` flag picks."""
+    return "global" if is_global else "project"

@@ -187,13 +187,13 @@ def consolidate(
     cortex consolidate --yes         merge near-duplicates, accept links (scripts)
     cortex consolidate --rollback    undo the last consolidation
     """
-    from cortexmem.cli.common import open_context, print_json, refuse_without_tty
+    from cortexmem.cli.common import open_context, print_json, refuse_without_tty, scope_of
     from cortexmem.services import consolidate as service
 
     if as_json and (yes or rollback):
         raise click.UsageError("--json only lists; it cannot be combined with --yes or --rollback")
     ctx = open_context(click_ctx)
-    scope = "global" if is_global else "project"
+    scope = scope_of(is_global)
     if rollback:
         _rollback(ctx.require(scope), scope, yes)
         return

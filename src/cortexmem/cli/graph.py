@@ -142,13 +142,17 @@ def index_code(click_ctx: click.Context, targets: tuple[str, ...], as_json: bool
         if quiet:
             report = run(ctx, target, base=base)
         else:
-            from rich.progress import Progress
+            from rich.progress import Progress, TaskID
 
             path = Path(target.partition("::")[0])
             count = len(code_files(path if path.is_absolute() else base / path))
             with Progress(transient=True) as progress:
                 task = progress.add_task(f"indexing {target}", total=count or None)
-                report = run(ctx, target, base=base, on_file=lambda _f, t=task: progress.advance(t))
+
+                def advance(_file: Path, task: TaskID = task) -> None:
+                    progress.advance(task)
+
+                report = run(ctx, target, base=base, on_file=advance)
         for name in ("files", "units", "added", "unchanged", "archived"):
             setattr(total, name, getattr(total, name) + getattr(report, name))
         total.skipped += report.skipped
@@ -159,8 +163,8 @@ def index_code(click_ctx: click.Context, targets: tuple[str, ...], as_json: bool
         f"Indexed {total.units} units in {total.files} files: {total.added} memories added, "
         f"{total.unchanged} unchanged, {total.archived} old versions archived."
     )
-    for path, reason in total.skipped:
-        click.echo(f"  skipped {path}: {reason}", err=True)
+    for skipped, reason in total.skipped:
+        click.echo(f"  skipped {skipped}: {reason}", err=True)
 
 
 def register(group: click.Group) -> None:

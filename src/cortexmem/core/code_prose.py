@@ -101,7 +101,7 @@ def _python_units(path: str, source: str) -> list[CodeUnit]:
     lines = source.splitlines(keepends=True)
     units: list[CodeUnit] = []
 
-    def segment(node: ast.AST) -> str:
+    def segment(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> str:
         start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
         return "".join(lines[start - 1 : node.end_lineno])[:MAX_UNIT_CHARS]
 

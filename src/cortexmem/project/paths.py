@@ -9,9 +9,9 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
+from cortexmem import settings
 from cortexmem.project.git import GitRepo, find_repo
 
 DIR_NAME = ".cortex"
@@ -24,8 +24,7 @@ GITIGNORE = "# Written by Cortex: memory stays out of git unless listed below.\n
 
 
 def cortex_home() -> Path:
-    env = os.environ.get("CORTEX_HOME")
-    return Path(env).expanduser() if env else Path.home() / DIR_NAME
+    return Path(settings.cortex_home())
 
 
 class ProjectPaths:

@@ -16,14 +16,16 @@ import json
 import os
 import socket
 
-IDLE_SECONDS = 900.0
+from cortexmem import settings
+
+IDLE_SECONDS = settings.DEFAULT_SERVER_IDLE
 MAX_REPLY = 1 << 20
 
 
 def runtime_dir() -> str:
     """A private folder for sockets: ``$XDG_RUNTIME_DIR/cortex`` or ``/tmp/cortex-<uid>``."""
-    base = os.environ.get("XDG_RUNTIME_DIR")
-    if base and os.path.isdir(base):
+    base = settings.runtime_base()
+    if base:
         return os.path.join(base, "cortex")
     return os.path.join("/tmp", f"cortex-{os.getuid()}")
 

@@ -22,9 +22,13 @@ import os
 import socket
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from cortexmem import settings
 from cortexmem.recall.client import IDLE_SECONDS, private, runtime_dir, socket_path
+
+if TYPE_CHECKING:
+    from cortexmem.services.embedding import Embedder
 
 SYNC_EVERY = 2.0
 ACCEPT_TIMEOUT = 0.5
@@ -42,7 +46,7 @@ class RecallServer:
         self.logged: set[str] = set()
         self.tokens: tuple[str | None, ...] = ()
         self.running = True
-        self.embedder = None
+        self.embedder: Embedder | None = None
 
     # ------------------------------------------------------------- requests
 
@@ -88,7 +92,7 @@ class RecallServer:
             }
         return {"ok": False, "error": f"unknown op {op!r}"}
 
-    def _embedder(self):
+    def _embedder(self) -> Embedder:
         if self.embedder is None:
             from cortexmem.services.embedding import Embedder
 
@@ -209,8 +213,7 @@ def run(root: Path, idle: float = IDLE_SECONDS) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="cortexmem.recall.server", description=__doc__)
     parser.add_argument("--root", type=Path, default=Path.cwd())
-    parser.add_argument("--idle", type=float, default=float(os.environ.get(
-        "CORTEX_SERVER_IDLE", IDLE_SECONDS)))  # fmt: skip
+    parser.add_argument("--idle", type=float, default=settings.server_idle_seconds())
     args = parser.parse_args(argv)
     return run(args.root, args.idle)
 

@@ -154,7 +154,8 @@ def restore_served(ctx: Context, served: Sequence[tuple[str, str]]) -> set[tuple
     from cortexmem.store.sqlite_lifecycle import restore_ids
 
     restored: set[tuple[str, str]] = set()
-    for scope, store in ctx.existing(tuple(sorted({s for s, _ in served}))):  # type: ignore[arg-type]
+    asked = {s for s, _ in served}
+    for scope, store in ctx.existing(tuple(s for s in SCOPES if s in asked)):
         ids = [i for s, i in served if s == scope]
         restored.update((scope, i) for i in restore_ids(store, ids))
     return restored

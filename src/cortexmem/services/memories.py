@@ -107,6 +107,7 @@ def forget(ctx: Context, memory_id: str) -> Found:
 def scopes_for(option: str) -> tuple[Scope, ...]:
     if option == "all":
         return SCOPES
-    if option in SCOPES:
-        return (option,)  # type: ignore[return-value]
+    for scope in SCOPES:
+        if option == scope:
+            return (scope,)
     raise CortexError(f"unknown scope {option!r} (project, global or all)")

@@ -12,11 +12,11 @@ any answers lexically, at lexical speed.
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from cortexmem import settings
 from cortexmem.core.filters import MemoryFilter
 from cortexmem.core.fusion import DEFAULT_ALPHA, hybrid_rank
 from cortexmem.core.ranking import CANDIDATE_POOL, Candidate, Ranked, rank
@@ -34,11 +34,7 @@ class QueryEmbedder(Protocol):
 
 def default_alpha() -> float:
     """The vector leg's weight: ``$CORTEX_RECALL_ALPHA`` or the default (``DEFAULT_ALPHA``)."""
-    try:
-        value = float(os.environ["CORTEX_RECALL_ALPHA"])
-    except (KeyError, ValueError):
-        return DEFAULT_ALPHA
-    return min(1.0, max(0.0, value))
+    return settings.recall_alpha(DEFAULT_ALPHA)
 
 
 def recall(

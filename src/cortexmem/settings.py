@@ -1,0 +1,66 @@
+"""Every environment variable Cortex reads, in one place, with its default and its meaning.
+
+A knob read in two places drifts (two defaults, two spellings); a knob read here is documented
+once and found by grep. Each value is read when asked for, never cached at import: tests and the
+demo set ``CORTEX_HOME`` for a moment, and a long-running server sees the value it started with
+because it asks once. Only ``os`` is imported: the tool hooks import this module.
+
+- ``CORTEX_HOME`` (``~/.cortex``): the global store, the observation spool, the user's ai.yaml.
+- ``CORTEX_DB_TIMEOUT`` (30 s): how long a busy store is waited for.
+- ``CORTEX_RECALL_ALPHA`` (``core.fusion.DEFAULT_ALPHA``): the vector leg's weight in recall.
+- ``CORTEX_SERVER_IDLE`` (900 s): the recall server exits after this long without a request.
+- ``XDG_RUNTIME_DIR`` (else ``/tmp/cortex-<uid>``): where the recall server's socket lives.
+
+The host's own variables (Claude Code's ``CLAUDE_PROJECT_DIR``) belong to its adapter under
+``hosts/``, not here.
+"""
+
+from __future__ import annotations
+
+import os
+
+HOME_DIR_NAME = ".cortex"
+DEFAULT_DB_TIMEOUT = 30.0
+DEFAULT_SERVER_IDLE = 900.0
+
+
+def cortex_home() -> str:
+    """``$CORTEX_HOME`` (``~`` expanded) or ``~/.cortex``: the global store, the observation
+    spool and the user's ``ai.yaml`` live here."""
+    value = os.environ.get("CORTEX_HOME")
+    return (
+        os.path.expanduser(value) if value else os.path.join(os.path.expanduser("~"), HOME_DIR_NAME)
+    )
+
+
+def _float(name: str) -> float | None:
+    try:
+        return float(os.environ[name])
+    except (KeyError, ValueError):
+        return None
+
+
+def db_timeout() -> float:
+    """Seconds to wait for a busy store: ``$CORTEX_DB_TIMEOUT`` (≥ 0) or 30."""
+    value = _float("CORTEX_DB_TIMEOUT")
+    return DEFAULT_DB_TIMEOUT if value is None else max(0.0, value)
+
+
+def recall_alpha(default: float) -> float:
+    """The vector leg's weight in hybrid recall: ``$CORTEX_RECALL_ALPHA`` in [0, 1], else
+    ``default`` (the recall service owns the tuned value)."""
+    value = _float("CORTEX_RECALL_ALPHA")
+    return default if value is None else min(1.0, max(0.0, value))
+
+
+def server_idle_seconds() -> float:
+    """How long the recall server waits without a request before it exits."""
+    value = _float("CORTEX_SERVER_IDLE")
+    return DEFAULT_SERVER_IDLE if value is None else max(0.0, value)
+
+
+def runtime_base() -> str | None:
+    """``$XDG_RUNTIME_DIR`` when it names an existing folder (the recall server's sockets go
+    into a private folder inside it), else None."""
+    value = os.environ.get("XDG_RUNTIME_DIR")
+    return value if value and os.path.isdir(value) else None
