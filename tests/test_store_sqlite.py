@@ -10,7 +10,7 @@ from cortexmem.core.filters import MemoryFilter
 from cortexmem.errors import NotFound, SchemaTooNew, StoreCorrupt
 from cortexmem.model import Edge, Event, ExtractionCursor, Memory, Provenance
 from cortexmem.store.migrations import head_version
-from cortexmem.store.sqlite import SQLiteStore
+from cortexmem.store.sqlite.store import SQLiteStore
 
 
 @pytest.fixture
@@ -50,12 +50,12 @@ def test_fts_index_follows_inserts_updates_and_deletes(store: SQLiteStore):
     flt = MemoryFilter()
     assert [c.memory.id for c in store.search_text("streaming", flt, 10, "project")] == [m.id]
     assert [c.memory.id for c in store.search_text("io", flt, 10, "project")] == [m.id]
-    store._write(
+    store.write(
         lambda c: c.execute("UPDATE memories SET content = 'a lexer' WHERE id = ?", (m.id,))
     )
     assert store.search_text("parser", flt, 10, "project") == []
     assert len(store.search_text("lexer", flt, 10, "project")) == 1
-    store._write(lambda c: c.execute("DELETE FROM memories WHERE id = ?", (m.id,)))
+    store.write(lambda c: c.execute("DELETE FROM memories WHERE id = ?", (m.id,)))
     assert store.search_text("lexer", flt, 10, "project") == []
     # FTS5's own check raises "database disk image is malformed" if index and table disagree
     store._conn.execute(
@@ -83,7 +83,7 @@ def test_edges_are_unique_and_cascade(store: SQLiteStore):
     hits = store.search_text("def parse", MemoryFilter(), 10, "project")
     target = next(c for c in hits if c.memory.id == b.id)
     assert target.in_degree == 2 and target.max_in_degree == 2
-    store._write(lambda c: c.execute("DELETE FROM memories WHERE id = ?", (b.id,)))
+    store.write(lambda c: c.execute("DELETE FROM memories WHERE id = ?", (b.id,)))
     assert list(store.iter_edges()) == []
 
 
@@ -93,7 +93,7 @@ def test_events_are_append_only_and_deduplicated(store: SQLiteStore):
     assert store.append_event(Event("command", "pytest -q", provenance=ev.provenance)) is False
     assert list(store.iter_events()) == [ev]
     with pytest.raises(sqlite3.IntegrityError, match="append-only"):
-        store._write(lambda c: c.execute("UPDATE events SET content = 'x'"))
+        store.write(lambda c: c.execute("UPDATE events SET content = 'x'"))
 
 
 def test_cursors_upsert(store: SQLiteStore):
@@ -231,7 +231,7 @@ def test_reset_while_others_write_loses_nothing(tmp_path: Path):
     SQLiteStore.open(path).close()
     worker = (
         "import sys\nfrom pathlib import Path\n"
-        "from cortexmem.store.sqlite import SQLiteStore\nfrom cortexmem.model import Memory\n"
+        "from cortexmem.store.sqlite.store import SQLiteStore\nfrom cortexmem.model import Memory\n"
         "for i in range(150):\n"
         "    with SQLiteStore.open(Path(sys.argv[1])) as s:\n"
         "        s.add_memory(Memory(f'w{sys.argv[2]} n{i}', id=f'm-w{sys.argv[2]}-{i}'))\n"
