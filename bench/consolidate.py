@@ -32,7 +32,6 @@ import numpy as np
 from cortexmem.services.context import Context
 from cortexmem.services.embedding import configured_model
 from cortexmem.services.vectors import vector_bytes
-from cortexmem.store import upkeep
 
 from corpus import Corpus
 
@@ -67,7 +66,7 @@ def build(size: int, new: int) -> Path:
         model = configured_model(ctx)
         for start in range(0, size, 5_000):
             store.add_memories(corpus.memories(min(5_000, size - start)))
-        upkeep.set_cursor(store, size)
+        store.set_linked_seq(size)
         store.add_memories(corpus.memories(new))
         while rows := store.embedding_backlog(model, 5_000):
             vectors = rng.standard_normal((len(rows), 384)).astype(np.float32)
@@ -86,7 +85,7 @@ def run(root: Path, due: bool) -> dict:
         store = ctx.require("project")
         # Due: the 10th capture since the last run. Not due: the 1st, the store already
         # above 80 active memories at the last run.
-        store._write(
+        store.write(
             lambda conn: conn.execute(
                 "UPDATE upkeep_state SET extractions = ?, active_at_last_run = "
                 "(SELECT count(*) FROM memories WHERE status = 'active')",

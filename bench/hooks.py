@@ -28,7 +28,7 @@ from cortexmem.recall import client as recall_client
 from cortexmem.services.capture import capture_transcript
 from cortexmem.services.context import Context
 from cortexmem.services.embedding import Embedder
-from cortexmem.store.sqlite import SQLiteStore
+from cortexmem.store.sqlite.store import SQLiteStore
 
 from bench_hybrid import random_vectors
 from corpus import Corpus

@@ -69,7 +69,7 @@ def build(size: int) -> Path:
         sources = rng.choices(ids, k=len(targets))
         edges = {(s, t) for s, t in zip(sources, targets, strict=True) if s != t}
         when = format_time(T)
-        store._write(
+        store.write(
             lambda conn: conn.executemany(
                 "INSERT OR IGNORE INTO edges (id, source_id, target_id, relation_type, strength, "
                 "bidirectional, status, created_at) VALUES (?, ?, ?, 'relates_to', 1, 0, "

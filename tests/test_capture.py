@@ -12,7 +12,7 @@ from cortexmem.core.extraction import to_memories
 from cortexmem.services import capture
 from cortexmem.services.context import Context
 from cortexmem.services.ingest import ingest
-from cortexmem.store.sqlite import SQLiteStore
+from cortexmem.store.sqlite.store import SQLiteStore
 
 from conftest import SHARED_DATA
 

@@ -33,7 +33,7 @@ from cortexmem.services.context import Context
 from cortexmem.services.embedding import Embedder, sync_context
 from cortexmem.services.links import Proposal, link_new
 from cortexmem.services.memories import remember
-from cortexmem.store import upkeep
+from cortexmem.store.protocols import CandidatePair
 
 # ============================================================================ pure: similarity
 
@@ -305,8 +305,8 @@ def edges_between(store, a: str, b: str) -> list[Edge]:
     return [e for e in store.edges_touching([a]) if {e.source_id, e.target_id} == {a, b}]
 
 
-def pending_pairs(store) -> dict[frozenset[str], upkeep.CandidatePair]:
-    return {frozenset((c.a_id, c.b_id)): c for c in upkeep.pending_candidates(store)}
+def pending_pairs(store) -> dict[frozenset[str], CandidatePair]:
+    return {frozenset((c.a_id, c.b_id)): c for c in store.pending_candidates()}
 
 
 @pytest.fixture
@@ -394,7 +394,7 @@ def test_new_memories_wait_for_their_vectors(ctx: Context, fixture_memories):
     embed(ctx)
     done = link_new(store, model=model, wait_for_vectors=True)
     assert (done.examined, done.waiting) == (1, 0)
-    assert any(late.id in (c.a_id, c.b_id) for c in upkeep.pending_candidates(store))
+    assert any(late.id in (c.a_id, c.b_id) for c in store.pending_candidates())
 
 
 def test_streamed_and_matrix_neighbours_agree(ctx: Context, fixture_memories, monkeypatch):
@@ -423,11 +423,11 @@ def test_a_stalled_embedder_is_not_waited_for(ctx: Context, fixture_memories):
     assert link_new(store, model=model).examined == 9
     late = add(ctx, [("decision", "Failed webhook deliveries get retried with exponential "
                                   "backoff, capped at one hour.")])[0]  # fmt: skip
-    store._write(lambda conn: conn.execute("UPDATE embeddings SET embedded_at = ?", (
+    store.write(lambda conn: conn.execute("UPDATE embeddings SET embedded_at = ?", (
         "2020-01-01T00:00:00.000000Z",)))  # fmt: skip
     report = link_new(store, model=model, wait_for_vectors=True)
     assert (report.examined, report.waiting) == (1, 0)  # linked by its words
-    pairs = [c for c in upkeep.pending_candidates(store) if late.id in (c.a_id, c.b_id)]
+    pairs = [c for c in store.pending_candidates() if late.id in (c.a_id, c.b_id)]
     assert pairs and all(c.cosine is None for c in pairs)
 
 
@@ -439,20 +439,20 @@ def test_code_and_inactive_memories_are_not_linked(ctx: Context):
     store.set_status(b.id, "archived")
     report = link_new(store, model=None)
     assert report.examined == 1  # only `a`: `code` is code, `b` is archived
-    assert upkeep.pending_candidates(store) == [] and list(store.iter_edges()) == []
-    assert upkeep.read_state(store).linked_seq == store.seq_of([b.id])[b.id]
+    assert store.pending_candidates() == [] and list(store.iter_edges()) == []
+    assert store.upkeep_state().linked_seq == store.seq_of([b.id])[b.id]
 
 
 def test_automatic_code_never_makes_supersedes(ctx: Context, fixture_memories):
     store = ctx.require("project")
     a, b = fixture_memories["words"]
     with pytest.raises(ValueError, match="only by a person"):
-        upkeep.apply_links(store, [Edge(a.id, b.id, "supersedes")], [], 0)
+        store.apply_links([Edge(a.id, b.id, "supersedes")], [], 0)
     assert list(store.iter_edges()) == []
     embed(ctx)
     for _ in range(10):
         service.maybe_consolidate(ctx, memories_added=1)
-    assert upkeep.pending_candidates(store)  # found and queued ...
+    assert store.pending_candidates()  # found and queued ...
     assert not [e for e in store.iter_edges() if e.relation_type == "supersedes"]
     assert {m.status for m in store.iter_memories()} == {"active"}  # ... and nothing merged
 
@@ -464,13 +464,13 @@ def test_maybe_consolidate_runs_at_the_tenth_extraction(ctx: Context, fixture_me
     store = ctx.require("project")
     for n in range(1, 10):
         assert service.maybe_consolidate(ctx, memories_added=2) is None
-        assert upkeep.read_state(store).extractions == n
+        assert store.upkeep_state().extractions == n
     assert service.maybe_consolidate(ctx, memories_added=0) is None  # added nothing: not counted
-    assert upkeep.read_state(store).extractions == 9
+    assert store.upkeep_state().extractions == 9
     report = service.maybe_consolidate(ctx, memories_added=1)
     assert report is not None and report.error is None and report.links is not None
     assert report.links.examined == 9 and report.links.candidates >= 1
-    state = upkeep.read_state(store)
+    state = store.upkeep_state()
     assert state.extractions == 0 and state.linked_seq == state.newest_seq
     # The checkpoint was taken before anything changed.
     assert report.links.checkpoint is not None and report.links.checkpoint.is_file()
@@ -485,7 +485,7 @@ def test_maybe_consolidate_runs_when_the_store_crosses_eighty(ctx: Context):
     store.add_memories([Memory("Note number 80 about module 80.")])
     report = service.maybe_consolidate(ctx, memories_added=1)
     assert report is not None and report.error is None
-    assert upkeep.read_state(store).active_at_last_run == 81
+    assert store.upkeep_state().active_at_last_run == 81
     store.add_memories([Memory("One more note.")])
     assert service.maybe_consolidate(ctx, memories_added=1) is None  # still above: every 10
 
@@ -496,7 +496,7 @@ def test_maybe_consolidate_respects_the_budget(ctx: Context, fixture_memories):
         service.maybe_consolidate(ctx, memories_added=1)
     short = time.monotonic() + service.MIN_AUTO_SECONDS / 3
     assert service.maybe_consolidate(ctx, memories_added=1, deadline=short) is None
-    assert upkeep.read_state(store).extractions == 10  # still due
+    assert store.upkeep_state().extractions == 10  # still due
     report = service.maybe_consolidate(ctx, memories_added=0, deadline=time.monotonic() + 5)
     assert report is not None and report.links is not None and report.links.examined == 9
 
@@ -548,8 +548,8 @@ def test_the_stop_hook_consolidates_every_tenth_capture(repo: Path, tmp_path: Pa
     assert log.count("consolidation:") == 1, log
     with Context.for_cwd(repo) as ctx:
         store = ctx.require("project")
-        assert upkeep.read_state(store).extractions == 0
-        assert upkeep.pending_candidates(store)  # the ten near-identical decisions
+        assert store.upkeep_state().extractions == 0
+        assert store.pending_candidates()  # the ten near-identical decisions
 
 
 # ---------------------------------------------------------------- the command
@@ -611,7 +611,7 @@ def test_yes_accepts_everything(ctx: Context, review_store):
         kept, gone = (a, b) if now[a.id] == "active" else (b, a)
         [edge] = [e for e in edges_between(store, a.id, b.id) if e.relation_type == "supersedes"]
         assert (edge.source_id, edge.target_id, edge.status) == (kept.id, gone.id, "active")
-    assert upkeep.suggested_edges(store) == []
+    assert store.suggested_edges() == []
     assert "--rollback" in result.output and len(service.checkpoints(store)) == 1
     assert json.loads(cortex(ctx.paths.root, "consolidate", "--json").output)["candidates"] == []
 
@@ -628,11 +628,11 @@ def test_interactive_accept_reject(ctx: Context, review_store, monkeypatch):
     assert now[second.keep.id] == now[second.other.id] == "active"
     [link] = edges_between(store, second.keep.id, second.other.id)
     assert (link.relation_type, link.status) == ("relates_to", "active")
-    assert upkeep.suggested_edges(store) == []
+    assert store.suggested_edges() == []
     # Rejected pairs and rejected suggestions are not proposed again, even by a relink.
-    store._write(lambda conn: conn.execute("UPDATE upkeep_state SET linked_seq = 0"))
+    store.write(lambda conn: conn.execute("UPDATE upkeep_state SET linked_seq = 0"))
     link_new(store, model=Embedder.for_context(ctx).model, limit=None)
-    assert upkeep.pending_candidates(store) == [] and upkeep.suggested_edges(store) == []
+    assert store.pending_candidates() == [] and store.suggested_edges() == []
 
 
 def test_interactive_edit_and_skip(ctx: Context, review_store, monkeypatch):
@@ -646,7 +646,7 @@ def test_interactive_edit_and_skip(ctx: Context, review_store, monkeypatch):
     assert "edited text" in result.output and "skipped 1" in result.output
     kept = store.get_memory(first.keep.id)
     assert kept is not None and kept.content == "Webhook retries: exponential, 1 h cap."
-    assert len(upkeep.pending_candidates(store)) == 1 and len(upkeep.suggested_edges(store)) == 1
+    assert len(store.pending_candidates()) == 1 and len(store.suggested_edges()) == 1
 
 
 def test_quit_stops_the_walk(ctx: Context, review_store, monkeypatch):
@@ -669,7 +669,7 @@ def test_rollback_restores_the_checkpoint(ctx: Context, review_store):
     assert point.name in result.output and "4 active, 2 superseded" in result.output
     assert statuses(store) == before
     assert {e.id for e in store.iter_edges()} == edges_before
-    assert upkeep.suggested_edges(store) and len(upkeep.pending_candidates(store)) == 2
+    assert store.suggested_edges() and len(store.pending_candidates()) == 2
 
 
 def test_rollback_without_a_checkpoint(ctx: Context, review_store):

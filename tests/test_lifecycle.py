@@ -38,7 +38,7 @@ from cortexmem.model import MEMORY_TYPES, Edge, Memory, format_time, parse_time
 from cortexmem.services.context import Context
 from cortexmem.services.lifecycle import maybe_run, run_lifecycle
 from cortexmem.services.recall import recall
-from cortexmem.store.sqlite_lifecycle import load_records
+from cortexmem.store.sqlite.lifecycle import load_records
 
 T0 = datetime(2025, 3, 1, tzinfo=UTC)
 STABLE = ("architecture", "decision", "code_description", "code")
@@ -411,7 +411,7 @@ def test_centrality_is_in_degree_over_the_stores_highest(ctx: Context):
         store.add_edge(Edge(src.id, ms[0].id, "relates_to"))
     store.add_edge(Edge(ms[0].id, ms[1].id, "relates_to"))
     store.add_edge(Edge(ms[2].id, ms[1].id, "relates_to", status="suggested"))  # not counted
-    loaded = store._read(lambda conn: load_records(conn, format_time(day(1))))
+    loaded = store.read(lambda conn: load_records(conn, format_time(day(1))))
     got = {r.id: r.centrality for r in loaded.records}
     assert got[ms[0].id] == centrality(4, 4) == 1.0
     assert got[ms[1].id] == centrality(1, 4) == 0.25

@@ -9,7 +9,7 @@ import pytest
 
 from cortexmem.core.filters import MemoryFilter
 from cortexmem.store.migrations import all_migrations, head_version
-from cortexmem.store.sqlite import SQLiteStore
+from cortexmem.store.sqlite.store import SQLiteStore
 
 # Rows valid at each version, inserted before migrating (version -> statements).
 SEED_ROWS = {
@@ -124,7 +124,7 @@ def test_processes_racing_to_create_and_migrate(tmp_path: Path):
 
     for round_ in range(3):
         path = tmp_path / f"race-{round_}.db"
-        opener = "import sys; from cortexmem.store.sqlite import SQLiteStore; "
+        opener = "import sys; from cortexmem.store.sqlite.store import SQLiteStore; "
         opener += "SQLiteStore.open(sys.argv[1]).close()"
         procs = [
             subprocess.Popen([sys.executable, "-c", opener, str(path)], stderr=subprocess.PIPE)

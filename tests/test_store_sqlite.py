@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from cortexmem.core.filters import MemoryFilter
-from cortexmem.errors import NotFound, SchemaTooNew, StoreCorrupt
-from cortexmem.model import Edge, Event, ExtractionCursor, Memory, Provenance
+from cortexmem.errors import SchemaTooNew, StoreCorrupt
+from cortexmem.model import Edge, Event, Memory, Provenance
 from cortexmem.store.migrations import head_version
-from cortexmem.store.sqlite import SQLiteStore
+from cortexmem.store.sqlite.store import SQLiteStore
 
 
 @pytest.fixture
@@ -26,36 +26,17 @@ def test_fresh_store_is_wal_with_foreign_keys(store: SQLiteStore):
     assert store._conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
 
 
-def test_add_dedups_identical_active_content(store: SQLiteStore):
-    first, created = store.add_memory(Memory("Use WAL  mode", memory_type="decision"))
-    again, created_again = store.add_memory(Memory("Use WAL mode", memory_type="decision"))
-    assert created and not created_again and again.id == first.id
-    other_type, created_other = store.add_memory(Memory("Use WAL mode", memory_type="gotcha"))
-    assert created_other and other_type.id != first.id
-
-
-def test_get_prefix_and_status(store: SQLiteStore):
-    m, _ = store.add_memory(Memory("alpha"))
-    assert store.get_memory(m.id) == m
-    assert store.find_by_prefix(m.id[:12]) == [m]
-    assert store.find_by_prefix("zzz") == []
-    archived = store.set_status(m.id, "archived")
-    assert archived.status == "archived" and archived.updated_at > m.updated_at
-    with pytest.raises(NotFound):
-        store.set_status("m-missing", "archived")
-
-
 def test_fts_index_follows_inserts_updates_and_deletes(store: SQLiteStore):
     m, _ = store.add_memory(Memory("the parser streams transcript lines", tags=("io",)))
     flt = MemoryFilter()
     assert [c.memory.id for c in store.search_text("streaming", flt, 10, "project")] == [m.id]
     assert [c.memory.id for c in store.search_text("io", flt, 10, "project")] == [m.id]
-    store._write(
+    store.write(
         lambda c: c.execute("UPDATE memories SET content = 'a lexer' WHERE id = ?", (m.id,))
     )
     assert store.search_text("parser", flt, 10, "project") == []
     assert len(store.search_text("lexer", flt, 10, "project")) == 1
-    store._write(lambda c: c.execute("DELETE FROM memories WHERE id = ?", (m.id,)))
+    store.write(lambda c: c.execute("DELETE FROM memories WHERE id = ?", (m.id,)))
     assert store.search_text("lexer", flt, 10, "project") == []
     # FTS5's own check raises "database disk image is malformed" if index and table disagree
     store._conn.execute(
@@ -63,55 +44,23 @@ def test_fts_index_follows_inserts_updates_and_deletes(store: SQLiteStore):
     )
 
 
-def test_archived_memories_are_not_searched_by_default(store: SQLiteStore):
-    m, _ = store.add_memory(Memory("hidden treasure"))
-    store.set_status(m.id, "archived")
-    assert store.search_text("treasure", MemoryFilter(), 10, "project") == []
-    found = store.search_text("treasure", MemoryFilter(statuses=("archived",)), 10, "project")
-    assert [c.memory.id for c in found] == [m.id]
-
-
-def test_edges_are_unique_and_cascade(store: SQLiteStore):
+def test_edges_cascade_when_a_memory_row_is_deleted(store: SQLiteStore):
+    # Uniqueness and in-degree: tests/contract/test_store_contract.py::test_edges_are_unique
     a, _ = store.add_memory(Memory("prose about parse()", memory_type="code_description"))
     b, _ = store.add_memory(Memory("def parse(): ...", memory_type="code"))
-    edge, created = store.add_edge(Edge(a.id, b.id, "source_of"))
-    dup, created_dup = store.add_edge(Edge(a.id, b.id, "source_of", strength=0.2))
-    assert created and not created_dup and dup.id == edge.id and dup.strength == 1.0
-    assert store.add_edge(Edge(a.id, b.id, "relates_to"))[1]
-    with pytest.raises(NotFound):
-        store.add_edge(Edge(a.id, "m-nowhere", "relates_to"))
-    hits = store.search_text("def parse", MemoryFilter(), 10, "project")
-    target = next(c for c in hits if c.memory.id == b.id)
-    assert target.in_degree == 2 and target.max_in_degree == 2
-    store._write(lambda c: c.execute("DELETE FROM memories WHERE id = ?", (b.id,)))
+    store.add_edge(Edge(a.id, b.id, "source_of"))
+    store.add_edge(Edge(a.id, b.id, "relates_to"))
+    assert len(list(store.iter_edges())) == 2
+    store.write(lambda c: c.execute("DELETE FROM memories WHERE id = ?", (b.id,)))
     assert list(store.iter_edges()) == []
 
 
-def test_events_are_append_only_and_deduplicated(store: SQLiteStore):
+def test_events_are_append_only(store: SQLiteStore):
+    # Deduplication: tests/contract/test_store_contract.py::test_events_are_deduplicated
     ev = Event("command", "pytest -q", provenance=Provenance(session_id="s1", line=4))
     assert store.append_event(ev) is True
-    assert store.append_event(Event("command", "pytest -q", provenance=ev.provenance)) is False
-    assert list(store.iter_events()) == [ev]
     with pytest.raises(sqlite3.IntegrityError, match="append-only"):
-        store._write(lambda c: c.execute("UPDATE events SET content = 'x'"))
-
-
-def test_cursors_upsert(store: SQLiteStore):
-    assert store.get_cursor("/t.jsonl") is None
-    store.set_cursor(ExtractionCursor("/t.jsonl", offset=10, line=2, head_hash="h"))
-    store.set_cursor(ExtractionCursor("/t.jsonl", offset=99, line=7, head_hash="h"))
-    cursor = store.get_cursor("/t.jsonl")
-    assert cursor is not None and (cursor.offset, cursor.line) == (99, 7)
-
-
-def test_counts(store: SQLiteStore):
-    store.add_memories([Memory(f"m{i}", memory_type="gotcha") for i in range(3)])
-    m, _ = store.add_memory(Memory("d", memory_type="decision"))
-    store.set_status(m.id, "archived")
-    counts = store.counts()
-    assert counts.by_type == {"gotcha": 3}
-    assert counts.by_status == {"active": 3, "archived": 1}
-    assert counts.memories == 4 and store.size_bytes() > 0
+        store.write(lambda c: c.execute("UPDATE events SET content = 'x'"))
 
 
 def test_a_corrupt_file_is_reported_and_never_overwritten(tmp_path: Path):
@@ -147,26 +96,6 @@ def test_a_newer_schema_is_refused(tmp_path: Path):
         SQLiteStore.open(path)
 
 
-def test_backup_restore_and_clear(store: SQLiteStore):
-    kept, _ = store.add_memory(Memory("keep me"))
-    backup = store.clear()
-    assert store.counts().memories == 0
-    assert backup.exists() and backup in store.list_backups()
-    safety = store.restore(backup)
-    assert store.get_memory(kept.id) == kept
-    assert len(store.search_text("keep", MemoryFilter(), 10, "project")) == 1
-    assert safety.exists() and safety.name.endswith("pre-restore.db")
-
-
-def test_restore_refuses_junk(store: SQLiteStore, tmp_path: Path):
-    junk = tmp_path / "junk.db"
-    junk.write_text("nope")
-    with pytest.raises(StoreCorrupt):
-        store.restore(junk)
-    with pytest.raises(NotFound):
-        store.restore(tmp_path / "missing.db")
-
-
 def test_old_backups_are_pruned(store: SQLiteStore):
     for i in range(25):
         store.backup(f"n{i}")
@@ -174,6 +103,7 @@ def test_old_backups_are_pruned(store: SQLiteStore):
 
 
 def test_secrets_never_reach_the_file(store: SQLiteStore):
+    # Redaction of what is returned: tests/contract (test_secrets_are_redacted_...)
     token = "ghp_" + "a1B2c3D4e5" * 4
     m, _ = store.add_memory(Memory(f"deploy with GITHUB_TOKEN={token}", tags=("ci",)))
     store.append_event(Event("command", f"gh auth login {token}", payload={"cmd": token}))
@@ -231,7 +161,7 @@ def test_reset_while_others_write_loses_nothing(tmp_path: Path):
     SQLiteStore.open(path).close()
     worker = (
         "import sys\nfrom pathlib import Path\n"
-        "from cortexmem.store.sqlite import SQLiteStore\nfrom cortexmem.model import Memory\n"
+        "from cortexmem.store.sqlite.store import SQLiteStore\nfrom cortexmem.model import Memory\n"
         "for i in range(150):\n"
         "    with SQLiteStore.open(Path(sys.argv[1])) as s:\n"
         "        s.add_memory(Memory(f'w{sys.argv[2]} n{i}', id=f'm-w{sys.argv[2]}-{i}'))\n"

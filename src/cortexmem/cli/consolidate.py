@@ -6,8 +6,12 @@ Registered on the main group by ``cortexmem.cli.app``; imports what it needs ins
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    pass
 
 MERGE_CHOICES = {
     "a": "accept: merge, keep [1]",
@@ -138,8 +142,8 @@ def _rollback(store, scope: str, yes: bool) -> None:
     click.echo(f"Last consolidation checkpoint of the {scope} store: {target.name}")
     if taken:
         click.echo(f"  taken {taken}")
-    click.echo(f"  memories now:           {shown(consolidate.memory_counts(store.path))}")
-    click.echo(f"  memories in checkpoint: {shown(consolidate.memory_counts(target))}")
+    click.echo(f"  memories now:           {shown(consolidate.memory_counts(store))}")
+    click.echo(f"  memories in checkpoint: {shown(consolidate.memory_counts(store, target))}")
     click.echo("  Everything since then is replaced, captures included (the transcripts are")
     click.echo("  read again from there); the current state is backed up first.")
     if not confirm("Roll back to this checkpoint?", yes):

@@ -1,5 +1,6 @@
 """The briefing cache and the briefing file: stdlib only, so SessionStart serves a cached
-briefing in milliseconds without importing the store, the model or the briefing builder.
+briefing in milliseconds without importing the store, the model or the briefing builder (the
+token query comes from ``store.sqlite.token``, which is stdlib only too).
 
 * Cache: ``.cortex/cache/briefing-<hash of branch and cwd>.json`` holding the markdown and the
   store's *token* when it was built. The token (newest memory and event, active count, newest
@@ -17,18 +18,11 @@ import contextlib
 import hashlib
 import json
 import os
-import sqlite3
 import time
-from pathlib import Path
 
 from cortexmem.project.files import write_atomic
+from cortexmem.store.sqlite.token import file_token
 
-TOKEN_SQL = (
-    "SELECT (SELECT coalesce(max(seq), 0) FROM memories), "
-    "(SELECT coalesce(max(seq), 0) FROM events), "
-    "(SELECT count(*) FROM memories WHERE status = 'active'), "
-    "(SELECT coalesce(max(updated_at), '') FROM memories)"
-)
 RULES_FILE = os.path.join(".claude", "rules", "cortex-briefing.md")
 LOCK_NAME = "briefing.lock"
 LOCK_WAIT = 2.0
@@ -36,19 +30,9 @@ STALE_AFTER = 30.0
 
 
 def store_token(db_path: str) -> str | None:
-    """The token of the store at ``db_path`` (read-only); ``None`` if it cannot be read."""
-    try:
-        uri = Path(os.path.abspath(db_path)).as_uri() + "?mode=ro"  # '#', '?' in paths
-        conn = sqlite3.connect(uri, uri=True, timeout=1.0)
-    except sqlite3.Error:
-        return None
-    try:
-        row = conn.execute(TOKEN_SQL).fetchone()
-        return ":".join(str(v) for v in row)
-    except sqlite3.Error:
-        return None
-    finally:
-        conn.close()
+    """The token of the store at ``db_path`` (read-only); ``None`` if it cannot be read. The
+    query is the store's own (``store.sqlite.token``, stdlib only like this module)."""
+    return file_token(db_path)
 
 
 def combined_token(project_db: str, global_db: str) -> str | None:

@@ -34,8 +34,7 @@ from cortexmem.hosts.claude_code.transcript import ParseStats, iter_entries, sub
 from cortexmem.model import Event, ExtractionCursor, Provenance
 from cortexmem.project.git import changed_files
 from cortexmem.services.context import Context
-from cortexmem.store.base import CaptureResult
-from cortexmem.store.sqlite import SQLiteStore
+from cortexmem.store.protocols import CaptureResult, EventStore
 
 BATCH_LINES = 1_000
 HEAD_BYTES = 4_096
@@ -116,7 +115,7 @@ def resume_point(path: Path, cursor: ExtractionCursor | None) -> tuple[int, int,
 
 
 def capture_transcript(
-    store: SQLiteStore,
+    store: EventStore,
     path: Path,
     *,
     session_id: str | None = None,
@@ -222,7 +221,7 @@ def session_transcripts(transcript: Path, agent_transcript: Path | None = None) 
 # ----------------------------------------------------------------- observations
 
 
-def drain_observations(store: SQLiteStore, session_id: str, branch: str | None = None) -> int:
+def drain_observations(store: EventStore, session_id: str, branch: str | None = None) -> int:
     """Move the session's spooled observations into the store (exactly once, by cursor)."""
     spool = observe.spool_path(session_id)
     if not os.path.exists(spool):
@@ -291,7 +290,7 @@ def capture_session(
 
 
 def record_working_tree(
-    store: SQLiteStore,
+    store: EventStore,
     ctx: Context,
     session_id: str | None,
     branch: str | None,

@@ -14,9 +14,7 @@ pre-migrate, pre-prune) out of the store's backup folder.
 
 from __future__ import annotations
 
-import contextlib
 import re
-import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,9 +27,7 @@ from cortexmem.errors import CortexError, NotFound
 from cortexmem.model import Edge, Memory
 from cortexmem.services.context import Context, Scope
 from cortexmem.services.links import AUTO_LIMIT, LinkReport, link_new
-from cortexmem.store import upkeep
-from cortexmem.store.sqlite import SQLiteStore
-from cortexmem.store.upkeep import CandidatePair, UpkeepState
+from cortexmem.store.protocols import BackupStore, CandidatePair, Store, UpkeepState
 
 CHECKPOINT_REASON = "pre-consolidate"
 KEEP_CHECKPOINTS = 3
@@ -53,12 +49,12 @@ _STAMP = re.compile(r"-(\d{8}T\d{6})\d{9}-" + re.escape(CHECKPOINT_REASON) + r"\
 # ----------------------------------------------------------------------------- checkpoints
 
 
-def checkpoints(store: SQLiteStore) -> list[Path]:
+def checkpoints(store: BackupStore) -> list[Path]:
     """The store's consolidation checkpoints, oldest first."""
     return [p for p in store.list_backups() if p.name.endswith(f"-{CHECKPOINT_REASON}.db")]
 
 
-def checkpoint(store: SQLiteStore) -> Path:
+def checkpoint(store: BackupStore) -> Path:
     """Back the store up before consolidation changes it; older checkpoints beyond
     ``KEEP_CHECKPOINTS`` are removed."""
     path = store.backup(CHECKPOINT_REASON)
@@ -76,20 +72,19 @@ def checkpoint_time(path: Path) -> str | None:
     return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def memory_counts(path: Path) -> dict[str, int]:
-    """Memories by status in a store file (a checkpoint), read-only."""
-    uri = f"file:{path}?mode=ro"
-    with contextlib.closing(sqlite3.connect(uri, uri=True)) as conn:
-        rows = conn.execute("SELECT status, count(*) FROM memories GROUP BY status").fetchall()
-    return {str(status): int(n) for status, n in rows}
+def memory_counts(store: Store, checkpoint: Path | None = None) -> dict[str, int]:
+    """Memories by status in the store, or in one of its checkpoints (read-only)."""
+    if checkpoint is None:
+        return dict(store.counts().by_status)
+    return store.backup_status_counts(checkpoint)
 
 
-def rollback_target(store: SQLiteStore) -> Path | None:
+def rollback_target(store: BackupStore) -> Path | None:
     found = checkpoints(store)
     return found[-1] if found else None
 
 
-def rollback(store: SQLiteStore, target: Path) -> Path:
+def rollback(store: BackupStore, target: Path) -> Path:
     """Restore ``target`` (a consolidation checkpoint); returns the safety backup of the state
     it replaced."""
     if not target.name.endswith(f"-{CHECKPOINT_REASON}.db"):
@@ -153,11 +148,11 @@ def maybe_consolidate(
         store = ctx.store("project")
         if store is None:
             return None
-        if memories_added <= 0 and not _due(upkeep.read_state(store)):
+        if memories_added <= 0 and not _due(store.upkeep_state()):
             return None
         may_run = deadline is None or deadline - time.monotonic() >= MIN_AUTO_SECONDS
-        state, claimed = upkeep.claim_run(
-            store, add_extraction=memories_added > 0, may_run=may_run, due=_due
+        state, claimed = store.claim_upkeep_run(
+            add_extraction=memories_added > 0, may_run=may_run, due=_due
         )
         if not claimed:
             return None
@@ -229,7 +224,7 @@ class Review:
     """A person's pass over one store's merge candidates and suggested edges. The checkpoint
     is taken once, before the first change of the pass (or reused from its linking step)."""
 
-    store: SQLiteStore
+    store: Store
     scope: Scope
     checkpoint: Path | None = None
     tally: ReviewTally = field(default_factory=ReviewTally)
@@ -240,7 +235,7 @@ class Review:
         return self.checkpoint
 
     def candidates(self) -> list[CandidateView]:
-        pairs = upkeep.pending_candidates(self.store)
+        pairs = self.store.pending_candidates()
         found = self.store.get_memories({i for p in pairs for i in (p.a_id, p.b_id)})
         views = []
         for p in pairs:
@@ -250,7 +245,7 @@ class Review:
         return views
 
     def suggestions(self) -> list[SuggestionView]:
-        edges = upkeep.suggested_edges(self.store)
+        edges = self.store.suggested_edges()
         found = self.store.get_memories({i for e in edges for i in (e.source_id, e.target_id)})
         return [
             SuggestionView(e, found[e.source_id], found[e.target_id])
@@ -273,7 +268,7 @@ class Review:
         except ValueError as exc:
             raise CortexError(str(exc)) from exc
         self.ensure_checkpoint()
-        edge = upkeep.merge(self.store, result, other.id)
+        edge = self.store.merge(result, other.id)
         self.tally.merged += 1
         return edge
 
@@ -286,17 +281,17 @@ class Review:
             newer.id, older.id, "relates_to", strength=min(1.0, view.similarity),
             bidirectional=True,
         )  # fmt: skip
-        upkeep.reject_candidate(self.store, view.pair, link)
+        self.store.reject_candidate(view.pair, link)
         self.tally.rejected += 1
 
     def accept_edge(self, view: SuggestionView) -> None:
         self.ensure_checkpoint()
-        upkeep.accept_edge(self.store, view.edge.id)
+        self.store.accept_edge(view.edge.id)
         self.tally.edges_accepted += 1
 
     def reject_edge(self, view: SuggestionView) -> None:
         self.ensure_checkpoint()
-        upkeep.reject_edge(self.store, view.edge)
+        self.store.reject_edge(view.edge)
         self.tally.edges_rejected += 1
 
     def accept_all(self) -> None:
@@ -311,7 +306,7 @@ class Review:
             self.accept_edge(view)
 
 
-def _embed_backlog(ctx: Context, store: SQLiteStore, scope: Scope) -> tuple[str | None, str | None]:
+def _embed_backlog(ctx: Context, store: Store, scope: Scope) -> tuple[str | None, str | None]:
     """Embed what has no vector yet (loads the model). ``(model, warning)``."""
     try:
         from cortexmem.services.embedding import Embedder, sync
@@ -352,12 +347,12 @@ def listing(ctx: Context, scope: Scope) -> dict[str, Any]:
     """What a review would show, changing nothing (``--json``)."""
     store = ctx.require(scope)
     review = Review(store, scope)
-    state = upkeep.read_state(store)
+    state = store.upkeep_state()
     return {
         "scope": scope,
         "store": store.location,
         "candidates": [v.to_dict() for v in review.candidates()],
         "suggested_edges": [v.to_dict() for v in review.suggestions()],
-        "unlinked": upkeep.count_after(store, state.linked_seq),
+        "unlinked": store.count_after(state.linked_seq),
         "checkpoints": [p.name for p in checkpoints(store)],
     }

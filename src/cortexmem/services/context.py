@@ -1,7 +1,9 @@
 """One object that knows where the project and global stores are and opens them on demand.
 
-Read paths never create a store: asking an un-initialised folder for memories returns nothing
-rather than leaving a ``.cortex/`` behind. Write paths create it (with its .gitignore).
+This is the composition point: the only place that names a backend (``SQLiteStore``); every
+other service sees the ``store.protocols`` contract. Read paths never create a store: asking
+an un-initialised folder for memories returns nothing rather than leaving a ``.cortex/``
+behind. Write paths create it (with its .gitignore).
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ from typing import Literal
 
 from cortexmem.errors import CortexError
 from cortexmem.project.paths import ProjectPaths, ensure_data_dir, resolve
-from cortexmem.store.sqlite import DEFAULT_TIMEOUT, SQLiteStore
+from cortexmem.store.protocols import Store
+from cortexmem.store.sqlite.store import SQLiteStore
+from cortexmem.store.sqlite.tx import DEFAULT_TIMEOUT
 
 Scope = Literal["project", "global"]
 SCOPES: tuple[Scope, ...] = ("project", "global")
@@ -31,7 +35,7 @@ def default_timeout() -> float:
 class Context:
     paths: ProjectPaths
     timeout: float = field(default_factory=default_timeout)
-    _open: dict[str, SQLiteStore] = field(default_factory=dict)
+    _open: dict[str, Store] = field(default_factory=dict)
 
     @classmethod
     def for_cwd(cls, cwd: Path | None = None, *, timeout: float | None = None) -> Context:
@@ -47,7 +51,7 @@ class Context:
     def exists(self, scope: Scope) -> bool:
         return self.db_path(scope).is_file()
 
-    def store(self, scope: Scope, *, create: bool = False) -> SQLiteStore | None:
+    def store(self, scope: Scope, *, create: bool = False) -> Store | None:
         """The store of ``scope``; None when it does not exist and ``create`` is False."""
         if scope in self._open:
             return self._open[scope]
@@ -62,7 +66,7 @@ class Context:
         self._open[scope] = store
         return store
 
-    def require(self, scope: Scope) -> SQLiteStore:
+    def require(self, scope: Scope) -> Store:
         store = self.store(scope)
         if store is None:
             where = self.db_path(scope)
@@ -71,12 +75,12 @@ class Context:
             )
         return store
 
-    def writable(self, scope: Scope) -> SQLiteStore:
+    def writable(self, scope: Scope) -> Store:
         store = self.store(scope, create=True)
         assert store is not None
         return store
 
-    def existing(self, scopes: tuple[Scope, ...] = SCOPES) -> list[tuple[Scope, SQLiteStore]]:
+    def existing(self, scopes: tuple[Scope, ...] = SCOPES) -> list[tuple[Scope, Store]]:
         out = []
         for scope in scopes:
             store = self.store(scope)

@@ -18,7 +18,7 @@ from typing import Any
 from cortexmem.ai import Routing, effective_route, embed, embedding_text, routing_for
 from cortexmem.model import Memory
 from cortexmem.services.context import Context
-from cortexmem.store.sqlite import SQLiteStore
+from cortexmem.store.protocols import VectorStore
 
 BATCH = 50
 
@@ -80,7 +80,7 @@ class SyncReport:
 
 
 def sync(
-    store: SQLiteStore,
+    store: VectorStore,
     embedder: Embedder,
     *,
     project: str | None,

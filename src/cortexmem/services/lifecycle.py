@@ -1,7 +1,7 @@
 """The memory lifecycle, run over the project and global stores: decay, archive, restore, prune.
 
 The rules are ``core.decay`` and ``core.lifecycle`` (pure); the SQL is
-``store.sqlite_lifecycle``. This module chooses the moment and the stores, and reports.
+the store's ``lifecycle_pass``. This module chooses the moment and the stores, and reports.
 
 When it runs:
 
@@ -111,12 +111,10 @@ def run_lifecycle(
 
     ``every``: leave out a store whose last pass ran less than that before ``now``.
     """
-    from cortexmem.store.sqlite_lifecycle import pass_over
-
     started = time.perf_counter()
     report = LifecycleReport(now=_now_iso(now), dry_run=dry_run)
     for scope, store in ctx.existing(scopes):
-        result = pass_over(store, report.now, dry_run=dry_run, every=every)
+        result = store.lifecycle_pass(report.now, dry_run=dry_run, every=every)
         if result.skipped:
             report.skipped.append(scope)
             continue
@@ -151,11 +149,9 @@ def maybe_run(ctx: Context, now: datetime | str | None = None) -> LifecycleRepor
 def restore_served(ctx: Context, served: Sequence[tuple[str, str]]) -> set[tuple[str, str]]:
     """Restore the memories among ``served`` ``(scope, id)`` that the lifecycle archived; the
     ones restored."""
-    from cortexmem.store.sqlite_lifecycle import restore_ids
-
     restored: set[tuple[str, str]] = set()
     asked = {s for s, _ in served}
     for scope, store in ctx.existing(tuple(s for s in SCOPES if s in asked)):
         ids = [i for s, i in served if s == scope]
-        restored.update((scope, i) for i in restore_ids(store, ids))
+        restored.update((scope, i) for i in store.restore_archived(ids))
     return restored

@@ -25,7 +25,7 @@ store without vectors, or whose vector does not come, is linked by words alone (
 stage). ``code`` memories are never auto-linked: a code body is linked to its description by
 ``source_of`` when it is indexed, and its words say little about what it is related to.
 
-This module never creates ``supersedes`` edges (``store.upkeep.apply_links`` refuses them).
+This module never creates ``supersedes`` edges (the store's ``apply_links`` refuses them).
 """
 
 from __future__ import annotations
@@ -35,13 +35,17 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from cortexmem.core.similarity import Verdict, decide, jaccard, word_set
 from cortexmem.model import MEMORY_TYPES, Edge, Memory, parse_time, utc_now
-from cortexmem.store import upkeep
-from cortexmem.store.sqlite import SQLiteStore
-from cortexmem.store.upkeep import CandidatePair
+from cortexmem.store.protocols import (
+    CandidatePair,
+    StoreInfo,
+    UpkeepStore,
+    VectorStore,
+    pair,
+)
 
 K_VECTOR = 20
 K_TEXT = 20
@@ -51,6 +55,11 @@ CHUNK = 2048
 VECTOR_WAIT = timedelta(hours=24)
 SKIP_TYPES: tuple[str, ...] = ("code",)
 LINKED_TYPES = tuple(t for t in MEMORY_TYPES if t not in SKIP_TYPES)
+
+
+class LinkingStore(UpkeepStore, VectorStore, StoreInfo, Protocol):
+    """What linking needs of a store: upkeep, its vectors, and its name (the vector cache's
+    key)."""
 
 
 @dataclass(frozen=True)
@@ -76,7 +85,7 @@ class Proposal:
     def candidate(self) -> CandidatePair | None:
         if self.verdict is not Verdict.MERGE:
             return None
-        a, b = upkeep.pair(self.new_id, self.old_id)
+        a, b = pair(self.new_id, self.old_id)
         return CandidatePair(a, b, self.jaccard, self.cosine)
 
 
@@ -127,7 +136,7 @@ class LinkReport:
 class _MatrixVectors:
     """Neighbours from the cached in-memory matrix (``services.vectors.index_for``)."""
 
-    def __init__(self, store: SQLiteStore, model: str) -> None:
+    def __init__(self, store: LinkingStore, model: str) -> None:
         from cortexmem.services.vectors import index_for
 
         self.index = index_for(store, model)
@@ -147,7 +156,7 @@ class _MatrixVectors:
 class _StreamedVectors:
     """Neighbours found by streaming the store's vectors chunk by chunk (bounded memory)."""
 
-    def __init__(self, store: SQLiteStore, model: str) -> None:
+    def __init__(self, store: VectorStore, model: str) -> None:
         import numpy as np
 
         self.np = np
@@ -158,7 +167,7 @@ class _StreamedVectors:
         return self.np.frombuffer(blob, dtype="<f4")
 
     def get(self, seqs: list[int]) -> dict[int, Any]:
-        found = upkeep.vectors_of(self.store, self.model, seqs)
+        found = self.store.vectors_of(self.model, seqs)
         return {s: self._array(b) for s, b in found.items()}
 
     def nearest(self, queries: dict[int, Any], k: int) -> dict[int, list[tuple[int, float]]]:
@@ -179,7 +188,7 @@ class _StreamedVectors:
 
         after, before = 0, int(qseqs.max())
         while True:
-            n = upkeep.vector_chunk(self.store, self.model, after, before, CHUNK, SKIP_TYPES, sink)
+            n = self.store.vector_chunk(self.model, after, before, CHUNK, SKIP_TYPES, sink)
             if n == 0:
                 break
             sims = q @ block[:n].T
@@ -210,24 +219,19 @@ def _text(memory: Memory) -> str:
     return f"{memory.content} {memory.summary}" if memory.summary else memory.content
 
 
-def embedding_alive(store: SQLiteStore, model: str) -> bool:
+def embedding_alive(store: VectorStore, model: str) -> bool:
     """Whether some vector of ``model`` was written within ``VECTOR_WAIT``."""
-    row = store._read(
-        lambda conn: conn.execute(
-            "SELECT embedded_at FROM embeddings WHERE model = ? ORDER BY version DESC LIMIT 1",
-            (model,),
-        ).fetchone()
-    )
-    if row is None:
+    last = store.last_embedded_at(model)
+    if last is None:
         return False
-    return parse_time(utc_now()) - parse_time(row[0]) < VECTOR_WAIT
+    return parse_time(utc_now()) - parse_time(last) < VECTOR_WAIT
 
 
-def _unlinked(store: SQLiteStore, after: int, page: int = 200) -> Iterator[tuple[int, Memory]]:
+def _unlinked(store: UpkeepStore, after: int, page: int = 200) -> Iterator[tuple[int, Memory]]:
     """The memories past the cursor, a page at a time (a first run may have a whole history
     to go through, and stops long before the end)."""
     while True:
-        rows = upkeep.memories_after(store, after, page)
+        rows = store.memories_after(after, page)
         yield from rows
         if len(rows) < page:
             return
@@ -235,7 +239,7 @@ def _unlinked(store: SQLiteStore, after: int, page: int = 200) -> Iterator[tuple
 
 
 def plan_links(
-    store: SQLiteStore,
+    store: LinkingStore,
     *,
     model: str | None,
     limit: int | None = AUTO_LIMIT,
@@ -244,7 +248,7 @@ def plan_links(
     stream_vectors: bool = True,
 ) -> LinkPlan:
     """Decide, without writing anything, what the memories past the cursor link to."""
-    state = upkeep.read_state(store)
+    state = store.upkeep_state()
     plan = LinkPlan(linked_seq=state.linked_seq)
     if not state.unlinked:
         return plan
@@ -289,7 +293,7 @@ def plan_links(
                 plan.proposals += _proposals(store, seq, memory, vector, near.get(seq, []), source)
                 plan.examined += 1
             plan.linked_seq = seq
-    plan.waiting = upkeep.count_after(store, plan.linked_seq)
+    plan.waiting = store.count_after(plan.linked_seq)
     return plan
 
 
@@ -298,7 +302,7 @@ def _linkable(memory: Memory) -> bool:
 
 
 def _proposals(
-    store: SQLiteStore,
+    store: UpkeepStore,
     seq: int,
     memory: Memory,
     vector: Any,
@@ -306,10 +310,10 @@ def _proposals(
     source: _MatrixVectors | _StreamedVectors | None,
 ) -> list[Proposal]:
     text = _text(memory)
-    neighbours = dict(upkeep.text_neighbours(store, text, seq, K_TEXT, SKIP_TYPES))
+    neighbours = dict(store.text_neighbours(text, seq, K_TEXT, SKIP_TYPES))
     cosines = dict(near)
     if near:
-        found = upkeep.memories_by_seq(store, cosines)
+        found = store.memories_by_seq(cosines)
         close = [s for s, _ in near if s in found and found[s].status == "active"][:K_VECTOR]
         neighbours.update((s, found[s]) for s in close)
     if not neighbours:
@@ -319,7 +323,7 @@ def _proposals(
         for other_seq, other_vector in source.get(missing).items():
             if len(other_vector) == len(vector):
                 cosines[other_seq] = float(vector @ other_vector)
-    settled = upkeep.settled_with(store, memory.id)
+    settled = store.settled_with(memory.id)
     words = word_set(text)
     out = []
     for other_seq in sorted(neighbours):
@@ -337,7 +341,7 @@ def _proposals(
 
 
 def link_new(
-    store: SQLiteStore,
+    store: LinkingStore,
     *,
     model: str | None,
     limit: int | None = AUTO_LIMIT,
@@ -361,10 +365,10 @@ def link_new(
     if edges or candidates:
         if checkpoint is not None:
             report.checkpoint = checkpoint()
-        upkeep.apply_links(store, edges, candidates, plan.linked_seq)
+        store.apply_links(edges, candidates, plan.linked_seq)
         report.related = sum(1 for e in edges if e.status == "active")
         report.suggested = sum(1 for e in edges if e.status == "suggested")
         report.candidates = len(candidates)
-    elif plan.linked_seq > upkeep.read_state(store).linked_seq:
-        upkeep.set_cursor(store, plan.linked_seq)
+    elif plan.linked_seq > store.upkeep_state().linked_seq:
+        store.set_linked_seq(plan.linked_seq)
     return report

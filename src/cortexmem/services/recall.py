@@ -22,6 +22,7 @@ from cortexmem.core.fusion import DEFAULT_ALPHA, hybrid_rank
 from cortexmem.core.ranking import CANDIDATE_POOL, Candidate, Ranked, rank
 from cortexmem.model import utc_now
 from cortexmem.services.context import SCOPES, Context, Scope
+from cortexmem.store.protocols import Store
 
 VECTOR_POOL = CANDIDATE_POOL
 
@@ -119,7 +120,9 @@ class VectorSearch:
 
     _pool: Any = None
 
-    def __init__(self, stores: list, flt: MemoryFilter, future: Any) -> None:
+    def __init__(
+        self, stores: list[tuple[Scope, Store, Any]], flt: MemoryFilter, future: Any
+    ) -> None:
         self.stores = stores  # [(scope, store, index)]
         self.flt = flt
         self.future = future
@@ -128,7 +131,7 @@ class VectorSearch:
     def start(
         cls,
         ctx: Context,
-        stores: list[tuple[Scope, Any]],
+        stores: list[tuple[Scope, Store]],
         query: str,
         flt: MemoryFilter,
         embedder: QueryEmbedder | None,

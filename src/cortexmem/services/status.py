@@ -7,7 +7,7 @@ from typing import Any
 from cortexmem import __version__
 from cortexmem.services.context import SCOPES, Context
 from cortexmem.store.migrations import head_version
-from cortexmem.store.sqlite import fts5_available
+from cortexmem.store.sqlite.tx import fts5_available
 
 
 def status(ctx: Context) -> dict[str, Any]:

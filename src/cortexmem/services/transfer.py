@@ -8,7 +8,7 @@ from cortexmem import __version__
 from cortexmem.core.export_format import export_jsonl, export_markdown, parse_jsonl
 from cortexmem.model import utc_now
 from cortexmem.services.context import Context, Scope
-from cortexmem.store.base import ImportResult
+from cortexmem.store.protocols import ImportResult
 
 
 def export_lines(ctx: Context, scope: Scope) -> Iterator[str]:

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 
-from cortexmem.store.sqlite import SQLiteStore
+from cortexmem.store.protocols import StoreInfo, VectorStore
 
 
 @dataclass
@@ -33,7 +34,7 @@ class VectorIndex:
     def __len__(self) -> int:
         return int(self.seqs.shape[0])
 
-    def refresh(self, store: SQLiteStore) -> None:
+    def refresh(self, store: VectorStore) -> None:
         """Bring the matrix up to date with ``store`` (incrementally when it only grew)."""
         count, version = store.embedding_state(self.model)
         if (count, version) == (self.count, self.version):
@@ -92,13 +93,17 @@ class VectorIndex:
         return [(int(self.seqs[i]), float(sims[i])) for i in order if np.isfinite(sims[i])]
 
 
+class IndexedStore(VectorStore, StoreInfo, Protocol):
+    """A store whose vectors are cached by its location."""
+
+
 _CACHE: dict[tuple[str, str], VectorIndex] = {}
 _LOCK = threading.Lock()
 
 
-def index_for(store: SQLiteStore, model: str) -> VectorIndex:
+def index_for(store: IndexedStore, model: str) -> VectorIndex:
     """The process-wide cached index of ``store``'s vectors from ``model``, refreshed."""
-    key = (str(store.path), model)
+    key = (store.location, model)
     with _LOCK:
         index = _CACHE.get(key)
         if index is None:

@@ -1,1 +1,1 @@
-"""Storage: one ``Store`` protocol and its backends (SQLite by default)."""
+"""Storage: the store contract by concern (``protocols``) and its backends (``sqlite/``)."""

@@ -1,6 +1,6 @@
 """The SQLite side of graph upkeep and consolidation (the tables of migration 0007).
 
-Kept apart from ``sqlite.py`` (which it builds on: the same transactions, retries and row
+Kept apart from ``store.py`` (which it builds on: the same transactions, retries and row
 mapping) because only ``services.links`` and ``services.consolidate`` use it. Every change is
 one transaction; a merge in particular (the kept memory updated, the other superseded, the
 ``supersedes`` edge, the other's edges carried over, the candidate marked) is all or nothing.
@@ -11,48 +11,33 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from cortexmem.core.fts_query import to_fts_query
 from cortexmem.core.redact import redact_memory
 from cortexmem.errors import CortexError, NotFound
 from cortexmem.model import Edge, Memory, new_id, utc_now
-from cortexmem.store.sqlite import (
-    _MEMORY_SELECT,
+from cortexmem.store.protocols import CandidatePair, UpkeepState, pair
+from cortexmem.store.sqlite.rows import (
     BM25_WEIGHTS,
-    SQLiteStore,
-    _edge_row,
-    _row_to_edge,
+    EDGE_COLUMNS,
+    INSERT_EDGE,
+    MEMORY_SELECT_M,
+    edge_row,
+    row_to_edge,
     row_to_memory,
 )
+from cortexmem.store.sqlite.tx import fetchall
 
-_M = ", ".join("m." + c.strip() for c in _MEMORY_SELECT.split(","))
-_EDGE_COLUMNS = (
-    "id, source_id, target_id, relation_type, strength, bidirectional, status, created_at"
-)
-_INSERT_EDGE = f"INSERT OR IGNORE INTO edges ({_EDGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+if TYPE_CHECKING:
+    from cortexmem.store.sqlite.store import SQLiteStore
 
-
-def pair(a: str, b: str) -> tuple[str, str]:
-    """An unordered pair in its stored order (smaller id first)."""
-    return (a, b) if a < b else (b, a)
+_M = MEMORY_SELECT_M
+_EDGE_COLUMNS = EDGE_COLUMNS
+_INSERT_EDGE = INSERT_EDGE
 
 
 # ----------------------------------------------------------------------------- state
-
-
-@dataclass(frozen=True)
-class UpkeepState:
-    linked_seq: int
-    extractions: int
-    active_at_last_run: int
-    last_run_at: str | None
-    active: int
-    newest_seq: int
-
-    @property
-    def unlinked(self) -> bool:
-        return self.newest_seq > self.linked_seq
 
 
 def _ensure_row(conn: sqlite3.Connection) -> None:
@@ -73,7 +58,7 @@ def _state(conn: sqlite3.Connection) -> UpkeepState:
 
 
 def read_state(store: SQLiteStore) -> UpkeepState:
-    return store._read(_state)
+    return store.read(_state)
 
 
 def claim_run(
@@ -101,7 +86,7 @@ def claim_run(
         )
         return state, True
 
-    return store._write(op)
+    return store.write(op)
 
 
 def advance_cursor(conn: sqlite3.Connection, linked_seq: int) -> None:
@@ -117,13 +102,13 @@ def advance_cursor(conn: sqlite3.Connection, linked_seq: int) -> None:
 def memories_after(store: SQLiteStore, seq: int, limit: int | None) -> list[tuple[int, Memory]]:
     """Memories (any status) with a seq above ``seq``, oldest first, as ``(seq, memory)``."""
     sql = f"SELECT m.seq, {_M} FROM memories m WHERE m.seq > ? ORDER BY m.seq LIMIT ?"
-    rows = store._read(lambda conn: conn.execute(sql, (seq, limit or -1)).fetchall())
+    rows = store.read(lambda conn: conn.execute(sql, (seq, limit or -1)).fetchall())
     return [(int(r[0]), row_to_memory(r[1:])) for r in rows]
 
 
 def count_after(store: SQLiteStore, seq: int) -> int:
     sql = "SELECT count(*) FROM memories WHERE seq > ?"
-    return int(store._read(lambda conn: conn.execute(sql, (seq,)).fetchone()[0]))
+    return int(store.read(lambda conn: conn.execute(sql, (seq,)).fetchone()[0]))
 
 
 def memories_by_seq(store: SQLiteStore, seqs: Iterable[int]) -> dict[int, Memory]:
@@ -132,7 +117,7 @@ def memories_by_seq(store: SQLiteStore, seqs: Iterable[int]) -> dict[int, Memory
     for start in range(0, len(wanted), 400):
         chunk = wanted[start : start + 400]
         sql = f"SELECT m.seq, {_M} FROM memories m WHERE m.seq IN ({', '.join('?' * len(chunk))})"
-        rows = store._read(lambda conn, sql=sql, chunk=chunk: conn.execute(sql, chunk).fetchall())
+        rows = store.read(fetchall(sql, chunk))
         found.update((int(r[0]), row_to_memory(r[1:])) for r in rows)
     return found
 
@@ -152,7 +137,7 @@ def text_neighbours(
         + (f"AND m.memory_type NOT IN ({skip}) " if skip else "")
         + f"ORDER BY bm25(memories_fts, {', '.join(map(str, BM25_WEIGHTS))}), m.seq DESC LIMIT ?"
     )
-    rows = store._read(
+    rows = store.read(
         lambda conn: conn.execute(sql, (match, before_seq, *skip_types, limit)).fetchall()
     )
     return [(int(r[0]), row_to_memory(r[1:])) for r in rows]
@@ -168,9 +153,7 @@ def vectors_of(store: SQLiteStore, model: str, seqs: Iterable[int]) -> dict[int,
             "SELECT memory_seq, vector FROM embeddings WHERE model = ? "
             f"AND memory_seq IN ({', '.join('?' * len(chunk))})"
         )
-        rows = store._read(
-            lambda conn, sql=sql, chunk=chunk: conn.execute(sql, (model, *chunk)).fetchall()
-        )
+        rows = store.read(fetchall(sql, (model, *chunk)))
         found.update((int(r[0]), bytes(r[1])) for r in rows)
     return found
 
@@ -205,7 +188,7 @@ def vector_chunk(
             sink(count - 1, int(seq), blob)
         return count
 
-    return store._read(op)
+    return store.read(op)
 
 
 def settled_with(store: SQLiteStore, memory_id: str) -> set[str]:
@@ -219,39 +202,11 @@ def settled_with(store: SQLiteStore, memory_id: str) -> set[str]:
         "SELECT b_id FROM rejected_links WHERE a_id = :m UNION "
         "SELECT a_id FROM rejected_links WHERE b_id = :m"
     )
-    rows = store._read(lambda conn: conn.execute(sql, {"m": memory_id}).fetchall())
+    rows = store.read(lambda conn: conn.execute(sql, {"m": memory_id}).fetchall())
     return {str(r[0]) for r in rows}
 
 
 # ----------------------------------------------------------------------------- linking
-
-
-@dataclass(frozen=True)
-class CandidatePair:
-    """Two memories proposed for a merge (``a_id < b_id``)."""
-
-    a_id: str
-    b_id: str
-    jaccard: float
-    cosine: float | None
-    status: str = "pending"
-    created_at: str = ""
-
-    @property
-    def similarity(self) -> float:
-        """The stronger of the two scores: either one crossing its line made the pair."""
-        return max(self.jaccard, self.cosine if self.cosine is not None else 0.0)
-
-    def to_dict(self) -> dict:
-        return {
-            "a_id": self.a_id,
-            "b_id": self.b_id,
-            "jaccard": round(self.jaccard, 4),
-            "cosine": None if self.cosine is None else round(self.cosine, 4),
-            "similarity": round(self.similarity, 4),
-            "status": self.status,
-            "created_at": self.created_at,
-        }
 
 
 def apply_links(
@@ -275,7 +230,7 @@ def apply_links(
                 "SELECT count(*) FROM memories WHERE id IN (?, ?)", (edge.source_id, edge.target_id)
             ).fetchone()[0]
             if found == 2:  # a memory deleted meanwhile: nothing to link
-                added_edges += conn.execute(_INSERT_EDGE, _edge_row(edge)).rowcount
+                added_edges += conn.execute(_INSERT_EDGE, edge_row(edge)).rowcount
         for c in candidates:
             added_pairs += conn.execute(
                 "INSERT OR IGNORE INTO merge_candidates (a_id, b_id, jaccard, cosine, status, "
@@ -286,11 +241,11 @@ def apply_links(
         advance_cursor(conn, linked_seq)
         return added_edges, added_pairs
 
-    return store._write(op)
+    return store.write(op)
 
 
 def set_cursor(store: SQLiteStore, linked_seq: int) -> None:
-    store._write(lambda conn: advance_cursor(conn, linked_seq))
+    store.write(lambda conn: advance_cursor(conn, linked_seq))
 
 
 # ----------------------------------------------------------------------------- review
@@ -298,7 +253,7 @@ def set_cursor(store: SQLiteStore, linked_seq: int) -> None:
 
 def pending_candidates(store: SQLiteStore) -> list[CandidatePair]:
     """Pending merge candidates whose two memories are both still active, most similar first."""
-    rows = store._read(
+    rows = store.read(
         lambda conn: conn.execute(
             "SELECT c.a_id, c.b_id, c.jaccard, c.cosine, c.status, c.created_at "
             "FROM merge_candidates c JOIN memories a ON a.id = c.a_id "
@@ -312,7 +267,7 @@ def pending_candidates(store: SQLiteStore) -> list[CandidatePair]:
 
 def suggested_edges(store: SQLiteStore) -> list[Edge]:
     """Suggested edges between two active memories, strongest first."""
-    rows = store._read(
+    rows = store.read(
         lambda conn: conn.execute(
             f"SELECT {', '.join('e.' + c.strip() for c in _EDGE_COLUMNS.split(','))} "
             "FROM edges e JOIN memories s ON s.id = e.source_id "
@@ -321,12 +276,7 @@ def suggested_edges(store: SQLiteStore) -> list[Edge]:
             "ORDER BY e.strength DESC, e.id"
         ).fetchall()
     )
-    return [_row_to_edge(r) for r in rows]
-
-
-def count_pending(store: SQLiteStore) -> tuple[int, int]:
-    """``(pending merge candidates, suggested edges)`` between active memories."""
-    return len(pending_candidates(store)), len(suggested_edges(store))
+    return [row_to_edge(r) for r in rows]
 
 
 def reject_candidate(store: SQLiteStore, candidate: CandidatePair, link: Edge | None) -> None:
@@ -344,9 +294,9 @@ def reject_candidate(store: SQLiteStore, candidate: CandidatePair, link: Edge | 
         if link is not None:
             if link.relation_type == "supersedes":
                 raise ValueError("a rejected merge cannot leave a supersedes edge")
-            conn.execute(_INSERT_EDGE, _edge_row(link))
+            conn.execute(_INSERT_EDGE, edge_row(link))
 
-    store._write(op)
+    store.write(op)
 
 
 def accept_edge(store: SQLiteStore, edge_id: str) -> None:
@@ -357,7 +307,7 @@ def accept_edge(store: SQLiteStore, edge_id: str) -> None:
         if cur.rowcount == 0:
             raise NotFound(f"no suggested edge {edge_id}")
 
-    store._write(op)
+    store.write(op)
 
 
 def reject_edge(store: SQLiteStore, edge: Edge) -> None:
@@ -374,7 +324,7 @@ def reject_edge(store: SQLiteStore, edge: Edge) -> None:
             (a, b, edge.relation_type, utc_now()),
         )
 
-    store._write(op)
+    store.write(op)
 
 
 def merge(store: SQLiteStore, keep: Memory, drop_id: str) -> Edge:
@@ -422,7 +372,7 @@ def merge(store: SQLiteStore, keep: Memory, drop_id: str) -> Edge:
             "AND relation_type != 'supersedes'",
             (drop_id, drop_id),
         ).fetchall():
-            old = _row_to_edge(row)
+            old = row_to_edge(row)
             source = keep.id if old.source_id == drop_id else old.source_id
             target = keep.id if old.target_id == drop_id else old.target_id
             if source == target:
@@ -432,8 +382,8 @@ def merge(store: SQLiteStore, keep: Memory, drop_id: str) -> Edge:
                 bidirectional=old.bidirectional, status=old.status, id=new_id("e"),
                 created_at=now,
             )  # fmt: skip
-            conn.execute(_INSERT_EDGE, _edge_row(moved))
-        conn.execute(_INSERT_EDGE, _edge_row(link))
+            conn.execute(_INSERT_EDGE, edge_row(moved))
+        conn.execute(_INSERT_EDGE, edge_row(link))
         a, b = pair(keep.id, drop_id)
         conn.execute(
             "UPDATE merge_candidates SET status = 'merged', decided_at = ? "
@@ -442,4 +392,4 @@ def merge(store: SQLiteStore, keep: Memory, drop_id: str) -> Edge:
         )
         return link
 
-    return store._write(op)
+    return store.write(op)

@@ -1,10 +1,9 @@
 """The SQLite store: one file per scope, WAL, FTS5, numbered migrations, online backups.
 
-Concurrency: hooks of several sessions write to one file at once. Every write runs in a
-``BEGIN IMMEDIATE`` transaction (the write lock is taken up front, so two readers can never
-deadlock trying to upgrade) under a busy timeout, and a transaction that still meets
-"database is locked" is retried with jittered back-off until the deadline. Nothing is written
-outside a transaction, so a failure leaves nothing half-done.
+It implements every protocol of ``store.protocols``. Transactions and retries come from
+``tx``, row mapping from ``rows``; the lifecycle's and the graph upkeep's SQL live in
+``lifecycle`` and ``upkeep`` (imported when first used, so a hook that only captures never
+loads them).
 
 Safety: a file that exists but is not a SQLite database is reported, never overwritten; a store
 written by a newer Cortex is refused; a backup is taken before migrating, restoring or clearing.
@@ -13,16 +12,15 @@ written by a newer Cortex is refused; a backup is taken before migrating, restor
 from __future__ import annotations
 
 import contextlib
-import json
-import random
 import shutil
 import sqlite3
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
+from datetime import timedelta
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from cortexmem.core.filters import MemoryFilter
 from cortexmem.core.fts_query import to_fts_query
@@ -30,150 +28,58 @@ from cortexmem.core.ranking import Candidate
 from cortexmem.core.redact import redact_event, redact_memory
 from cortexmem.errors import CortexError, NotFound, SchemaTooNew, StoreCorrupt
 from cortexmem.model import (
-    BRANCH_SCOPED_TYPES,
     MEMORY_STATUSES,
     Edge,
     Event,
     ExtractionCursor,
     Memory,
     Observation,
-    Provenance,
-    SourceContext,
     normalise_tags,
     utc_now,
 )
-from cortexmem.store.base import CaptureResult, ImportResult, StoreCounts
 from cortexmem.store.migrations import all_migrations, head_version
-
-T = TypeVar("T")
-
-SQLITE_HEADER = b"SQLite format 3\x00"
-DEFAULT_TIMEOUT = 30.0
-KEEP_BACKUPS = 20
-# Column weights for bm25(): content, summary, tags. Content weighs double: a summary repeats
-# part of it, and on LoCoMo this lifts lexical recall@10 from 0.782 to 0.808 (bench/locomo.py).
-BM25_WEIGHTS = (2.0, 1.0, 0.5)
-
-_MEMORY_COLUMNS = (
-    "id, content, summary, memory_type, category, confidence, priority, pinned, source_type, "
-    "source_session, source_branch, source_cwd, source_commit, tags, access_count, "
-    "last_accessed_at, created_at, updated_at, status, content_hash"
+from cortexmem.store.protocols import (
+    CandidatePair,
+    CaptureResult,
+    ImportResult,
+    StoreCounts,
+    StorePass,
+    UpkeepState,
 )
-_MEMORY_SELECT = _MEMORY_COLUMNS.replace("content_hash", "content_hash AS _hash")
-_INSERT_MEMORY = f"INSERT INTO memories ({_MEMORY_COLUMNS}) VALUES ({', '.join('?' * 20)})"
+from cortexmem.store.sqlite.rows import (
+    BM25_WEIGHTS,
+    EDGE_COLUMNS,
+    EVENT_COLUMNS,
+    INSERT_EVENT,
+    INSERT_MEMORY,
+    INSERT_OBSERVATION,
+    MEMORY_COLUMNS,
+    MEMORY_SELECT,
+    MEMORY_SELECT_M,
+    OBSERVATION_COLUMNS,
+    edge_row,
+    event_row,
+    filter_sql,
+    memory_to_row,
+    observation_row,
+    row_to_cursor,
+    row_to_edge,
+    row_to_event,
+    row_to_memory,
+    row_to_observation,
+    upsert_cursor,
+)
+from cortexmem.store.sqlite.token import token_of
+from cortexmem.store.sqlite.tx import DEFAULT_TIMEOUT, Transactions, check_header, fetchall
+
+KEEP_BACKUPS = 20
 
 
-def fts5_available() -> bool:
-    """Whether this Python's SQLite was built with FTS5 (it is required)."""
-    try:
-        with contextlib.closing(sqlite3.connect(":memory:")) as conn:
-            conn.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
-        return True
-    except sqlite3.OperationalError:
-        return False
+class SQLiteStore(Transactions):
+    """A Cortex store in one SQLite file. Open with :meth:`open`; use as a context manager.
 
-
-def _is_busy(exc: sqlite3.OperationalError) -> bool:
-    text = str(exc).lower()
-    return "locked" in text or "busy" in text
-
-
-def _is_corrupt(exc: sqlite3.DatabaseError) -> bool:
-    text = str(exc).lower()
-    return "not a database" in text or "malformed" in text or "encrypted" in text
-
-
-def check_header(path: Path) -> None:
-    """Refuse a non-empty file that is not a SQLite database (never read it as empty)."""
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(len(SQLITE_HEADER))
-    except FileNotFoundError:
-        return
-    except OSError as exc:
-        raise CortexError(f"cannot read store {path}: {exc.strerror}") from exc
-    if head and head != SQLITE_HEADER:
-        raise StoreCorrupt(
-            f"{path} is not a SQLite database; it was left untouched. "
-            "Move it aside, or restore a backup with `cortex restore`."
-        )
-
-
-def memory_to_row(m: Memory) -> tuple[Any, ...]:
-    ctx = m.source_context
-    return (
-        m.id,
-        m.content,
-        m.summary,
-        m.memory_type,
-        m.category,
-        m.confidence,
-        m.priority,
-        int(m.pinned),
-        m.source_type,
-        m.source_session,
-        ctx.branch,
-        ctx.cwd,
-        ctx.commit,
-        json.dumps(list(m.tags)),
-        m.access_count,
-        m.last_accessed_at,
-        m.created_at,
-        m.updated_at,
-        m.status,
-        m.content_hash,
-    )
-
-
-def row_to_memory(row: sqlite3.Row | tuple[Any, ...]) -> Memory:
-    return Memory(
-        id=row[0],
-        content=row[1],
-        summary=row[2],
-        memory_type=row[3],
-        category=row[4],
-        confidence=row[5],
-        priority=row[6],
-        pinned=bool(row[7]),
-        source_type=row[8],
-        source_session=row[9],
-        source_context=SourceContext(branch=row[10], cwd=row[11], commit=row[12]),
-        tags=tuple(json.loads(row[13])),
-        access_count=row[14],
-        last_accessed_at=row[15],
-        created_at=row[16],
-        updated_at=row[17],
-        status=row[18],
-    )
-
-
-def _filter_sql(flt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
-    """SQL for ``core.filters.visible`` (a test checks the two agree)."""
-    clauses: list[str] = []
-    params: list[Any] = []
-    if flt.statuses:
-        clauses.append(f"{alias}.status IN ({', '.join('?' * len(flt.statuses))})")
-        params += flt.statuses
-    if flt.types:
-        clauses.append(f"{alias}.memory_type IN ({', '.join('?' * len(flt.types))})")
-        params += flt.types
-    if flt.branch is not None:
-        scoped = sorted(BRANCH_SCOPED_TYPES)
-        clauses.append(
-            f"({alias}.memory_type NOT IN ({', '.join('?' * len(scoped))}) "
-            f"OR {alias}.source_branch IS NULL OR {alias}.source_branch = ?)"
-        )
-        params += [*scoped, flt.branch]
-    return (" AND ".join(clauses) or "1"), params
-
-
-class SQLiteStore:
-    """A Cortex store in one SQLite file. Open with :meth:`open`; use as a context manager."""
-
-    def __init__(self, path: Path, conn: sqlite3.Connection, timeout: float) -> None:
-        self.path = path
-        self._conn = conn
-        self._timeout = timeout
+    ``read``, ``write``, ``retry`` and ``backup_under_lock`` are for the SQL modules of this
+    package; everything else is the store contract (``store.protocols.Store``)."""
 
     # ----------------------------------------------------------------- opening & schema
 
@@ -201,14 +107,14 @@ class SQLiteStore:
     def _configure(self) -> None:
         conn = self._conn
         conn.execute(f"PRAGMA busy_timeout = {int(self._timeout * 1000)}")
-        mode = self._retry(lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
+        mode = self.retry(lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
         if str(mode).lower() != "wal":
             raise CortexError(f"cannot put {self.path} in WAL mode (got {mode})")
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
 
     def schema_version(self) -> int:
-        return int(self._guard(lambda: self._conn.execute("PRAGMA user_version").fetchone()[0]))
+        return int(self.guard(lambda: self._conn.execute("PRAGMA user_version").fetchone()[0]))
 
     def _migrate(self) -> None:
         head = head_version()
@@ -238,7 +144,7 @@ class SQLiteStore:
                 conn.execute("ROLLBACK")
                 raise
 
-        self._retry(apply)
+        self.retry(apply)
 
     # ----------------------------------------------------------------- plumbing
 
@@ -255,61 +161,6 @@ class SQLiteStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _guard(self, fn: Callable[[], T]) -> T:
-        try:
-            return fn()
-        except sqlite3.DatabaseError as exc:
-            if _is_corrupt(exc):
-                raise StoreCorrupt(
-                    f"{self.path} is damaged ({exc}); restore a backup with `cortex restore`"
-                ) from exc
-            raise
-
-    def _retry(self, fn: Callable[[], T]) -> T:
-        deadline = time.monotonic() + self._timeout
-        delay = 0.005
-        while True:
-            try:
-                return self._guard(fn)
-            except sqlite3.OperationalError as exc:
-                if not _is_busy(exc) or time.monotonic() >= deadline:
-                    raise
-            time.sleep(delay * (0.5 + random.random()))
-            delay = min(delay * 2, 0.25)
-
-    def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        """Run ``fn`` in one IMMEDIATE transaction, retried whole while the file is busy."""
-
-        def attempt() -> T:
-            conn = self._conn
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                result = fn(conn)
-                conn.execute("COMMIT")
-                return result
-            except BaseException:
-                # SQLite may already have rolled back (disk full, I/O error); a second
-                # ROLLBACK would replace the real error with "no transaction is active".
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
-
-        return self._retry(attempt)
-
-    def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        """Run ``fn`` in one read transaction so its queries see one snapshot."""
-
-        def attempt() -> T:
-            conn = self._conn
-            conn.execute("BEGIN")
-            try:
-                return fn(conn)
-            finally:
-                if conn.in_transaction:
-                    conn.execute("COMMIT")
-
-        return self._retry(attempt)
-
     # ----------------------------------------------------------------- memories
 
     def add_memory(self, memory: Memory) -> tuple[Memory, bool]:
@@ -317,16 +168,16 @@ class SQLiteStore:
 
         def op(conn: sqlite3.Connection) -> tuple[Memory, bool]:
             row = conn.execute(
-                f"SELECT {_MEMORY_SELECT} FROM memories "
+                f"SELECT {MEMORY_SELECT} FROM memories "
                 "WHERE content_hash = ? AND status = 'active' LIMIT 1",
                 (memory.content_hash,),
             ).fetchone()
             if row is not None:
                 return row_to_memory(row), False
-            conn.execute(_INSERT_MEMORY, memory_to_row(memory))
+            conn.execute(INSERT_MEMORY, memory_to_row(memory))
             return memory, True
 
-        return self._write(op)
+        return self.write(op)
 
     def replace_tagged(
         self, tag: str, memories: Sequence[Memory], edges: Sequence[tuple[int, int, str]]
@@ -345,12 +196,12 @@ class SQLiteStore:
             added = 0
             for memory in memories:
                 row = conn.execute(
-                    f"SELECT {_MEMORY_SELECT} FROM memories WHERE content_hash = ? "
+                    f"SELECT {MEMORY_SELECT} FROM memories WHERE content_hash = ? "
                     "AND status = 'active' LIMIT 1",
                     (memory.content_hash,),
                 ).fetchone()
                 if row is None:
-                    conn.execute(_INSERT_MEMORY, memory_to_row(memory))
+                    conn.execute(INSERT_MEMORY, memory_to_row(memory))
                     stored.append(memory)
                     added += 1
                 else:
@@ -367,30 +218,30 @@ class SQLiteStore:
                 conn.execute(
                     "INSERT OR IGNORE INTO edges (id, source_id, target_id, relation_type, "
                     "strength, bidirectional, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    _edge_row(Edge(stored[a].id, stored[b].id, relation)),
+                    edge_row(Edge(stored[a].id, stored[b].id, relation)),
                 )
             return stored, added, archived
 
-        return self._write(op)
+        return self.write(op)
 
     def add_memories(self, memories: Iterable[Memory]) -> int:
         rows = [memory_to_row(redact_memory(m)) for m in memories]
-        self._write(lambda conn: conn.executemany(_INSERT_MEMORY, rows))
+        self.write(lambda conn: conn.executemany(INSERT_MEMORY, rows))
         return len(rows)
 
     def get_memory(self, memory_id: str) -> Memory | None:
-        row = self._retry(
+        row = self.retry(
             lambda: self._conn.execute(
-                f"SELECT {_MEMORY_SELECT} FROM memories WHERE id = ?", (memory_id,)
+                f"SELECT {MEMORY_SELECT} FROM memories WHERE id = ?", (memory_id,)
             ).fetchone()
         )
         return row_to_memory(row) if row else None
 
     def find_by_prefix(self, prefix: str, limit: int = 10) -> list[Memory]:
         # Range scan on the unique index instead of LIKE: no wildcard escaping to get wrong.
-        rows = self._retry(
+        rows = self.retry(
             lambda: self._conn.execute(
-                f"SELECT {_MEMORY_SELECT} FROM memories WHERE id >= ? AND id < ? "
+                f"SELECT {MEMORY_SELECT} FROM memories WHERE id >= ? AND id < ? "
                 "ORDER BY id LIMIT ?",
                 (prefix, prefix + "\U0010ffff", limit),
             ).fetchall()
@@ -409,16 +260,16 @@ class SQLiteStore:
             if cur.rowcount == 0:
                 raise NotFound(f"no memory with id {memory_id}")
 
-        self._write(op)
+        self.write(op)
         memory = self.get_memory(memory_id)
         assert memory is not None
         return memory
 
     def iter_memories(self, flt: MemoryFilter | None = None) -> Iterator[Memory]:
-        where, params = _filter_sql(flt or MemoryFilter(statuses=()), alias="memories")
-        rows = self._retry(
+        where, params = filter_sql(flt or MemoryFilter(statuses=()), alias="memories")
+        rows = self.retry(
             lambda: self._conn.execute(
-                f"SELECT {_MEMORY_SELECT} FROM memories WHERE {where} ORDER BY seq", params
+                f"SELECT {MEMORY_SELECT} FROM memories WHERE {where} ORDER BY seq", params
             ).fetchall()
         )
         for row in rows:
@@ -428,9 +279,9 @@ class SQLiteStore:
         match = to_fts_query(query)
         if match is None or limit <= 0:
             return []
-        where, params = _filter_sql(flt)
+        where, params = filter_sql(flt)
         sql = (
-            f"SELECT {', '.join('m.' + c.strip() for c in _MEMORY_SELECT.split(','))}, "
+            f"SELECT {MEMORY_SELECT_M}, "
             f"bm25(memories_fts, {', '.join(map(str, BM25_WEIGHTS))}) AS score, "
             "(SELECT count(*) FROM edges e WHERE e.target_id = m.id AND e.status = 'active') "
             "FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid "
@@ -455,7 +306,7 @@ class SQLiteStore:
                 for r in rows
             ]
 
-        return self._read(op)
+        return self.read(op)
 
     # ----------------------------------------------------------------- vectors
 
@@ -472,11 +323,11 @@ class SQLiteStore:
         content, oldest first, as ``(seq, memory)``; ``skip_types`` are never embedded."""
         skip = ", ".join("?" * len(skip_types))
         sql = (
-            f"SELECT m.seq, {', '.join('m.' + c.strip() for c in _MEMORY_SELECT.split(','))} "
+            f"SELECT m.seq, {MEMORY_SELECT_M} "
             f"{self._BACKLOG} {f'AND m.memory_type NOT IN ({skip})' if skip else ''} "
             "ORDER BY m.seq LIMIT ?"
         )
-        rows = self._read(lambda conn: conn.execute(sql, (model, *skip_types, limit)).fetchall())
+        rows = self.read(lambda conn: conn.execute(sql, (model, *skip_types, limit)).fetchall())
         return [(int(r[0]), row_to_memory(r[1:])) for r in rows]
 
     def embedding_backlog_size(self, model: str, skip_types: Sequence[str] = ()) -> int:
@@ -485,7 +336,7 @@ class SQLiteStore:
             f"SELECT count(*) {self._BACKLOG} "
             f"{f'AND m.memory_type NOT IN ({skip})' if skip else ''}"
         )
-        return int(self._read(lambda conn: conn.execute(sql, (model, *skip_types)).fetchone()[0]))
+        return int(self.read(lambda conn: conn.execute(sql, (model, *skip_types)).fetchone()[0]))
 
     def put_embeddings(self, model: str, dim: int, items: Sequence[tuple[int, str, bytes]]) -> int:
         """Store ``(seq, source_hash, float32 bytes)`` vectors of ``model``; one transaction.
@@ -495,8 +346,8 @@ class SQLiteStore:
         when = utc_now()
 
         def op(conn: sqlite3.Connection) -> int:
-            version = conn.execute("SELECT coalesce(max(version), 0) + 1 FROM embeddings")
-            version = int(version.fetchone()[0])
+            next_version = conn.execute("SELECT coalesce(max(version), 0) + 1 FROM embeddings")
+            version = int(next_version.fetchone()[0])
             written = 0
             for seq, source_hash, blob in items:
                 if len(blob) != dim * 4:
@@ -513,24 +364,34 @@ class SQLiteStore:
                 ).rowcount
             return written
 
-        return self._write(op)
+        return self.write(op)
 
     def embedding_state(self, model: str) -> tuple[int, int]:
         """``(count, highest version)`` of ``model``'s vectors: a cache compares these to know
         whether it is current."""
-        row = self._read(
+        row = self.read(
             lambda conn: conn.execute(
                 "SELECT count, version FROM embedding_counts WHERE model = ?", (model,)
             ).fetchone()
         )
         return (int(row[0]), int(row[1])) if row else (0, 0)
 
+    def last_embedded_at(self, model: str) -> str | None:
+        """When the newest vector of ``model`` was written (None: there is none)."""
+        row = self.read(
+            lambda conn: conn.execute(
+                "SELECT embedded_at FROM embeddings WHERE model = ? ORDER BY version DESC LIMIT 1",
+                (model,),
+            ).fetchone()
+        )
+        return None if row is None else str(row[0])
+
     def load_embeddings(
         self, model: str, after_version: int = 0
     ) -> list[tuple[int, int, str, bytes]]:
         """``(seq, version, memory_type, vector bytes)`` of ``model`` written after
         ``after_version``."""
-        return self._read(
+        return self.read(
             lambda conn: conn.execute(
                 "SELECT e.memory_seq, e.version, m.memory_type, e.vector FROM embeddings e "
                 "JOIN memories m ON m.seq = e.memory_seq WHERE e.model = ? AND e.version > ? "
@@ -547,10 +408,10 @@ class SQLiteStore:
         if not scored:
             return []
         similarity = dict(scored)
-        where, params = _filter_sql(flt)
+        where, params = filter_sql(flt)
         marks = ", ".join("?" * len(similarity))
         sql = (
-            f"SELECT m.seq, {', '.join('m.' + c.strip() for c in _MEMORY_SELECT.split(','))}, "
+            f"SELECT m.seq, {MEMORY_SELECT_M}, "
             "(SELECT count(*) FROM edges e WHERE e.target_id = m.id AND e.status = 'active') "
             f"FROM memories m WHERE m.seq IN ({marks}) AND {where}"
         )
@@ -574,13 +435,13 @@ class SQLiteStore:
                 for r in rows
             ]
 
-        return self._read(op)
+        return self.read(op)
 
     def seq_of(self, memory_ids: Sequence[str]) -> dict[str, int]:
         if not memory_ids:
             return {}
         marks = ", ".join("?" * len(memory_ids))
-        rows = self._read(
+        rows = self.read(
             lambda conn: conn.execute(
                 f"SELECT id, seq FROM memories WHERE id IN ({marks})", tuple(memory_ids)
             ).fetchall()
@@ -590,7 +451,7 @@ class SQLiteStore:
     def maxima(self) -> tuple[int, int]:
         """``(highest in-degree, highest access count)`` of the store: what centrality and
         access are normalised by."""
-        return self._read(self._maxima)
+        return self.read(self._maxima)
 
     @staticmethod
     def _maxima(conn: sqlite3.Connection) -> tuple[int, int]:
@@ -605,7 +466,7 @@ class SQLiteStore:
         if not memory_ids:
             return
         marks = ", ".join("?" * len(memory_ids))
-        self._write(
+        self.write(
             lambda conn: conn.execute(
                 "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ? "
                 f"WHERE id IN ({marks})",
@@ -625,29 +486,27 @@ class SQLiteStore:
             cur = conn.execute(
                 "INSERT OR IGNORE INTO edges (id, source_id, target_id, relation_type, strength,"
                 " bidirectional, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                _edge_row(edge),
+                edge_row(edge),
             )
             if cur.rowcount:
                 return edge, True
             row = conn.execute(
-                "SELECT id, source_id, target_id, relation_type, strength, bidirectional, "
-                "status, created_at FROM edges "
+                f"SELECT {EDGE_COLUMNS} FROM edges "
                 "WHERE source_id = ? AND target_id = ? AND relation_type = ?",
                 (edge.source_id, edge.target_id, edge.relation_type),
             ).fetchone()
-            return _row_to_edge(row), False
+            return row_to_edge(row), False
 
-        return self._write(op)
+        return self.write(op)
 
     def iter_edges(self) -> Iterator[Edge]:
-        rows = self._retry(
+        rows = self.retry(
             lambda: self._conn.execute(
-                "SELECT id, source_id, target_id, relation_type, strength, bidirectional, "
-                "status, created_at FROM edges ORDER BY created_at, id"
+                f"SELECT {EDGE_COLUMNS} FROM edges ORDER BY created_at, id"
             ).fetchall()
         )
         for row in rows:
-            yield _row_to_edge(row)
+            yield row_to_edge(row)
 
     def edges_touching(self, memory_ids: Iterable[str]) -> list[Edge]:
         """Every edge (any status) with one of ``memory_ids`` at either end."""
@@ -656,15 +515,12 @@ class SQLiteStore:
         for start in range(0, len(ids), 400):
             chunk = ids[start : start + 400]
             marks = ", ".join("?" * len(chunk))
-            rows = self._retry(
-                lambda chunk=chunk, marks=marks: self._conn.execute(
-                    "SELECT id, source_id, target_id, relation_type, strength, bidirectional, "
-                    f"status, created_at FROM edges WHERE source_id IN ({marks}) "
-                    f"OR target_id IN ({marks}) ORDER BY id",
-                    (*chunk, *chunk),
-                ).fetchall()
+            sql = (
+                f"SELECT {EDGE_COLUMNS} FROM edges WHERE source_id IN ({marks}) "
+                f"OR target_id IN ({marks}) ORDER BY id"
             )
-            out += [_row_to_edge(r) for r in rows]
+            rows = self.run(fetchall(sql, (*chunk, *chunk)))
+            out += [row_to_edge(r) for r in rows]
         return list({e.id: e for e in out}.values())
 
     def get_memories(self, memory_ids: Iterable[str]) -> dict[str, Memory]:
@@ -673,30 +529,26 @@ class SQLiteStore:
         for start in range(0, len(ids), 400):
             chunk = ids[start : start + 400]
             marks = ", ".join("?" * len(chunk))
-            rows = self._retry(
-                lambda chunk=chunk, marks=marks: self._conn.execute(
-                    f"SELECT {_MEMORY_SELECT} FROM memories WHERE id IN ({marks})", chunk
-                ).fetchall()
-            )
+            sql = f"SELECT {MEMORY_SELECT} FROM memories WHERE id IN ({marks})"
+            rows = self.run(fetchall(sql, chunk))
             for row in rows:
                 memory = row_to_memory(row)
                 found[memory.id] = memory
         return found
 
     def append_event(self, event: Event) -> bool:
-        row = _event_row(redact_event(event))
-        cur = self._write(lambda conn: conn.execute(_INSERT_EVENT, row))
+        row = event_row(redact_event(event))
+        cur = self.write(lambda conn: conn.execute(INSERT_EVENT, row))
         return bool(cur.rowcount)
 
     def iter_events(self) -> Iterator[Event]:
-        rows = self._retry(
+        rows = self.retry(
             lambda: self._conn.execute(
-                "SELECT id, kind, content, payload, confidence, salience, session_id, "
-                "transcript_path, line, branch, commit_sha, created_at FROM events ORDER BY seq"
+                f"SELECT {EVENT_COLUMNS} FROM events ORDER BY seq"
             ).fetchall()
         )
         for row in rows:
-            yield _row_to_event(row)
+            yield row_to_event(row)
 
     # ----------------------------------------------------------------- briefing
 
@@ -705,15 +557,15 @@ class SQLiteStore:
     ) -> list[tuple[Memory, int]]:
         """The most important active memories of ``types`` under ``flt``, with their
         in-degree: pinned first, then priority, confidence and recency (the briefing's pool)."""
-        where, params = _filter_sql(replace(flt, types=tuple(types)))
+        where, params = filter_sql(replace(flt, types=tuple(types)))
         sql = (
-            f"SELECT {', '.join('m.' + c.strip() for c in _MEMORY_SELECT.split(','))}, "
+            f"SELECT {MEMORY_SELECT_M}, "
             "(SELECT count(*) FROM edges e WHERE e.target_id = m.id AND e.status = 'active') "
             f"FROM memories m WHERE {where} "
             "ORDER BY m.pinned DESC, m.priority DESC, m.confidence DESC, m.created_at DESC, m.id "
             "LIMIT ?"
         )
-        rows = self._read(lambda conn: conn.execute(sql, (*params, limit)).fetchall())
+        rows = self.read(lambda conn: conn.execute(sql, (*params, limit)).fetchall())
         return [(row_to_memory(r[:20]), int(r[20])) for r in rows]
 
     def recent_events(
@@ -722,50 +574,32 @@ class SQLiteStore:
         """The newest events of ``kinds`` (optionally of one session), newest first."""
         marks = ", ".join("?" * len(kinds))
         sql = (
-            "SELECT id, kind, content, payload, confidence, salience, session_id, "
-            f"transcript_path, line, branch, commit_sha, created_at FROM events "
-            f"WHERE kind IN ({marks})"
+            f"SELECT {EVENT_COLUMNS} FROM events WHERE kind IN ({marks})"
             + (" AND session_id = ?" if session_id is not None else "")
             + " ORDER BY seq DESC LIMIT ?"
         )
         args = (*kinds, *((session_id,) if session_id is not None else ()), limit)
-        rows = self._read(lambda conn: conn.execute(sql, args).fetchall())
-        return [_row_to_event(r) for r in rows]
+        rows = self.read(lambda conn: conn.execute(sql, args).fetchall())
+        return [row_to_event(r) for r in rows]
 
     def briefing_token(self) -> str:
         """Changes whenever what a briefing is made of changes: new memories or events, or a
-        memory changing status (archived, superseded, restored)."""
-        row = self._read(
-            lambda conn: conn.execute(
-                "SELECT (SELECT coalesce(max(seq), 0) FROM memories), "
-                "(SELECT coalesce(max(seq), 0) FROM events), "
-                "(SELECT count(*) FROM memories WHERE status = 'active'), "
-                "(SELECT coalesce(max(updated_at), '') FROM memories)"
-            ).fetchone()
-        )
-        return ":".join(str(v) for v in row)
+        memory changing status (archived, superseded, restored). The same query as
+        ``token.file_token``, which the cached SessionStart path runs without this module."""
+        return self.read(token_of)
 
     def get_cursor(self, transcript_path: str) -> ExtractionCursor | None:
-        row = self._retry(
+        row = self.retry(
             lambda: self._conn.execute(
                 "SELECT transcript_path, byte_offset, line, head_hash, session_id, updated_at "
                 "FROM extraction_cursors WHERE transcript_path = ?",
                 (transcript_path,),
             ).fetchone()
         )
-        if row is None:
-            return None
-        return ExtractionCursor(
-            transcript_path=row[0],
-            offset=row[1],
-            line=row[2],
-            head_hash=row[3],
-            session_id=row[4],
-            updated_at=row[5],
-        )
+        return row_to_cursor(row) if row is not None else None
 
     def set_cursor(self, cursor: ExtractionCursor) -> None:
-        self._write(lambda conn: _upsert_cursor(conn, cursor))
+        self.write(lambda conn: upsert_cursor(conn, cursor))
 
     # ----------------------------------------------------------------- capture
 
@@ -777,11 +611,11 @@ class SQLiteStore:
         observations: Sequence[Observation] = (),
     ) -> CaptureResult:
         events = [redact_event(e) for e in events]
-        obs_rows = [_observation_row(o) for o in observations]
+        obs_rows = [observation_row(o) for o in observations]
 
         def op(conn: sqlite3.Connection) -> CaptureResult:
             result = CaptureResult()
-            fresh = [e for e in events if conn.execute(_INSERT_EVENT, _event_row(e)).rowcount]
+            fresh = [e for e in events if conn.execute(INSERT_EVENT, event_row(e)).rowcount]
             result.events_added = len(fresh)
             for memory in memories_for(fresh) if fresh else []:
                 memory = redact_memory(memory)
@@ -804,30 +638,26 @@ class SQLiteStore:
                 if revived:
                     result.memories_restored += 1
                     continue
-                conn.execute(_INSERT_MEMORY, memory_to_row(memory))
+                conn.execute(INSERT_MEMORY, memory_to_row(memory))
                 result.memories_added += 1
                 result.memory_ids.append(memory.id)
             for row in obs_rows:
-                result.observations_added += conn.execute(_INSERT_OBSERVATION, row).rowcount
+                result.observations_added += conn.execute(INSERT_OBSERVATION, row).rowcount
             if cursor is not None:
-                _upsert_cursor(conn, cursor)
+                upsert_cursor(conn, cursor)
             return result
 
-        return self._write(op)
+        return self.write(op)
 
     def iter_observations(self, session_id: str | None = None) -> Iterator[Observation]:
-        sql = f"SELECT {_OBSERVATION_COLUMNS} FROM observations"
+        sql = f"SELECT {OBSERVATION_COLUMNS} FROM observations"
         params: tuple[Any, ...] = ()
         if session_id is not None:
             sql += " WHERE session_id = ?"
             params = (session_id,)
-        rows = self._retry(lambda: self._conn.execute(sql + " ORDER BY seq", params).fetchall())
+        rows = self.retry(lambda: self._conn.execute(sql + " ORDER BY seq", params).fetchall())
         for row in rows:
-            yield Observation(
-                session_id=row[0], tool=row[1], detail=row[2], ok=bool(row[3]),
-                duration_ms=row[4], prev_tool=row[5], prev2_tool=row[6], tool_use_id=row[7],
-                at=row[8], branch=row[9],
-            )  # fmt: skip
+            yield row_to_observation(row)
 
     # ----------------------------------------------------------------- statistics
 
@@ -853,7 +683,7 @@ class SQLiteStore:
             ).fetchone()
             return StoreCounts(by_type, by_status, edges, events, observations, transcripts, last)
 
-        return self._read(op)
+        return self.read(op)
 
     def size_bytes(self) -> int:
         total = 0
@@ -882,15 +712,15 @@ class SQLiteStore:
                 cur = conn.execute(
                     "INSERT OR IGNORE INTO edges (id, source_id, target_id, relation_type, "
                     "strength, bidirectional, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    _edge_row(edge),
+                    edge_row(edge),
                 )
                 result.edges_added += cur.rowcount
             for event in events:
-                row = _event_row(redact_event(event))
-                result.events_added += conn.execute(_INSERT_EVENT, row).rowcount
+                row = event_row(redact_event(event))
+                result.events_added += conn.execute(INSERT_EVENT, row).rowcount
             return result
 
-        return self._write(op)
+        return self.write(op)
 
     # ----------------------------------------------------------------- backup & restore
 
@@ -911,7 +741,7 @@ class SQLiteStore:
         tmp = dest.with_suffix(".db.part")
         try:
             with contextlib.closing(sqlite3.connect(str(tmp))) as target:
-                self._retry(lambda: source.backup(target))
+                self.retry(lambda: source.backup(target))
                 # A backup is a single self-contained file: no -wal/-shm beside it.
                 target.execute("PRAGMA journal_mode = DELETE")
             tmp.replace(dest)
@@ -920,7 +750,7 @@ class SQLiteStore:
         self._prune_backups()
         return dest
 
-    def _backup_under_lock(self, reason: str) -> Path:
+    def backup_under_lock(self, reason: str) -> Path:
         """Back up while this connection holds the write lock (inside ``_write``).
 
         A second connection reads the last committed state (WAL lets it), so nothing another
@@ -957,11 +787,11 @@ class SQLiteStore:
 
     def _replace_contents(self, source: Path) -> Path:
         conn = self._conn
-        self._retry(lambda: conn.execute("ATTACH DATABASE ? AS src", (str(source),)))
+        self.retry(lambda: conn.execute("ATTACH DATABASE ? AS src", (str(source),)))
         try:
 
             def op(conn: sqlite3.Connection) -> Path:
-                safety = self._backup_under_lock("pre-restore")
+                safety = self.backup_under_lock("pre-restore")
                 conn.execute("PRAGMA defer_foreign_keys = ON")
                 tables = _data_tables(conn)
                 for table in reversed(tables):
@@ -970,7 +800,7 @@ class SQLiteStore:
                     conn.execute(f'INSERT INTO main."{table}" SELECT * FROM src."{table}"')
                 return safety
 
-            return self._write(op)
+            return self.write(op)
         finally:
             conn.execute("DETACH DATABASE src")
 
@@ -978,23 +808,147 @@ class SQLiteStore:
         """Delete everything, after a backup taken under the same write lock."""
 
         def op(conn: sqlite3.Connection) -> Path:
-            safety = self._backup_under_lock("pre-reset")
+            safety = self.backup_under_lock("pre-reset")
             conn.execute("PRAGMA defer_foreign_keys = ON")
             for table in reversed(_data_tables(conn)):
                 conn.execute(f'DELETE FROM main."{table}"')
             return safety
 
-        return self._write(op)
+        return self.write(op)
 
     def snapshot(self) -> tuple[list[Memory], list[Edge], list[Event]]:
         """Memories, edges and events as of one moment (for export)."""
-        return self._read(
+        return self.read(
             lambda conn: (
                 list(self.iter_memories()),
                 list(self.iter_edges()),
                 list(self.iter_events()),
             )
         )
+
+    def backup_status_counts(self, backup: Path) -> dict[str, int]:
+        """Memories by status in ``backup`` (a checkpoint), opened read-only."""
+        uri = f"file:{backup}?mode=ro"
+        with contextlib.closing(sqlite3.connect(uri, uri=True)) as conn:
+            rows = conn.execute("SELECT status, count(*) FROM memories GROUP BY status").fetchall()
+        return {str(status): int(n) for status, n in rows}
+
+    # ----------------------------------------------------------------- lifecycle (lifecycle.py)
+
+    def lifecycle_pass(
+        self, now_iso: str, *, dry_run: bool = False, every: timedelta | None = None
+    ) -> StorePass:
+        """Plan and (unless ``dry_run``) apply one lifecycle pass at ``now_iso``; skipped when
+        one ran less than ``every`` before (checked under the write lock)."""
+        from cortexmem.store.sqlite.lifecycle import pass_over
+
+        return pass_over(self, now_iso, dry_run=dry_run, every=every)
+
+    def restore_archived(self, ids: Sequence[str], now_iso: str | None = None) -> list[str]:
+        from cortexmem.store.sqlite.lifecycle import restore_ids
+
+        return restore_ids(self, ids, now_iso)
+
+    # ----------------------------------------------------------------- graph upkeep (upkeep.py)
+
+    def upkeep_state(self) -> UpkeepState:
+        from cortexmem.store.sqlite import upkeep
+
+        return upkeep.read_state(self)
+
+    def claim_upkeep_run(
+        self, *, add_extraction: bool, may_run: bool, due: Callable[[UpkeepState], bool]
+    ) -> tuple[UpkeepState, bool]:
+        from cortexmem.store.sqlite import upkeep
+
+        return upkeep.claim_run(self, add_extraction=add_extraction, may_run=may_run, due=due)
+
+    def set_linked_seq(self, linked_seq: int) -> None:
+        from cortexmem.store.sqlite import upkeep
+
+        upkeep.set_cursor(self, linked_seq)
+
+    def memories_after(self, seq: int, limit: int | None) -> list[tuple[int, Memory]]:
+        from cortexmem.store.sqlite import upkeep
+
+        return upkeep.memories_after(self, seq, limit)
+
+    def count_after(self, seq: int) -> int:
+        from cortexmem.store.sqlite import upkeep
+
+        return upkeep.count_after(self, seq)
+
+    def memories_by_seq(self, seqs: Iterable[int]) -> dict[int, Memory]:
+        from cortexmem.store.sqlite import upkeep
+
+        return upkeep.memories_by_seq(self, seqs)
+
+    def text_neighbours(
+        self, text: str, before_seq: int, limit: int, skip_types: Sequence[str]
+    ) -> list[tuple[int, Memory]]:
+        from cortexmem.store.sqlite import upkeep
+
+        return upkeep.text_neighbours(self, text, before_seq, limit, skip_types)
+
+    def settled_with(self, memory_id: str) -> set[str]:
+        from cortexmem.store.sqlite import upkeep
+
+        return upkeep.settled_with(self, memory_id)
+
+    def apply_links(
+        self, edges: Sequence[Edge], candidates: Sequence[CandidatePair], linked_seq: int
+    ) -> tuple[int, int]:
+        from cortexmem.store.sqlite import upkeep
+
+        return upkeep.apply_links(self, edges, candidates, linked_seq)
+
+    def pending_candidates(self) -> list[CandidatePair]:
+        from cortexmem.store.sqlite import upkeep
+
+        return upkeep.pending_candidates(self)
+
+    def suggested_edges(self) -> list[Edge]:
+        from cortexmem.store.sqlite import upkeep
+
+        return upkeep.suggested_edges(self)
+
+    def reject_candidate(self, candidate: CandidatePair, link: Edge | None) -> None:
+        from cortexmem.store.sqlite import upkeep
+
+        upkeep.reject_candidate(self, candidate, link)
+
+    def accept_edge(self, edge_id: str) -> None:
+        from cortexmem.store.sqlite import upkeep
+
+        upkeep.accept_edge(self, edge_id)
+
+    def reject_edge(self, edge: Edge) -> None:
+        from cortexmem.store.sqlite import upkeep
+
+        upkeep.reject_edge(self, edge)
+
+    def merge(self, keep: Memory, drop_id: str) -> Edge:
+        from cortexmem.store.sqlite import upkeep
+
+        return upkeep.merge(self, keep, drop_id)
+
+    def vectors_of(self, model: str, seqs: Iterable[int]) -> dict[int, bytes]:
+        from cortexmem.store.sqlite import upkeep
+
+        return upkeep.vectors_of(self, model, seqs)
+
+    def vector_chunk(
+        self,
+        model: str,
+        after: int,
+        before: int,
+        limit: int,
+        skip_types: Sequence[str],
+        sink: Callable[[int, int, bytes], None],
+    ) -> int:
+        from cortexmem.store.sqlite import upkeep
+
+        return upkeep.vector_chunk(self, model, after, before, limit, skip_types, sink)
 
 
 # Parents before children, so foreign keys hold while copying.
@@ -1034,118 +988,16 @@ def _require_cortex_store(path: Path, shown_as: Path) -> None:
         raise SchemaTooNew(f"{shown_as} was written by a newer Cortex (schema {version})")
 
 
-# --------------------------------------------------------------------- row helpers
-
-_INSERT_EVENT = (
-    "INSERT OR IGNORE INTO events (id, kind, content, payload, confidence, salience, session_id, "
-    "transcript_path, line, branch, commit_sha, created_at, content_hash) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
-
-
-def _upsert_cursor(conn: sqlite3.Connection, cursor: ExtractionCursor) -> None:
-    conn.execute(
-        "INSERT INTO extraction_cursors (transcript_path, byte_offset, line, head_hash, "
-        "session_id, updated_at) VALUES (?, ?, ?, ?, ?, ?) "
-        "ON CONFLICT (transcript_path) DO UPDATE SET byte_offset = excluded.byte_offset, "
-        "line = excluded.line, head_hash = excluded.head_hash, "
-        "session_id = excluded.session_id, updated_at = excluded.updated_at",
-        (
-            cursor.transcript_path,
-            cursor.offset,
-            cursor.line,
-            cursor.head_hash,
-            cursor.session_id,
-            cursor.updated_at,
-        ),
-    )
-
-
-_OBSERVATION_COLUMNS = (
-    "session_id, tool, detail, ok, duration_ms, prev_tool, prev2_tool, tool_use_id, at, branch"
-)
-_INSERT_OBSERVATION = (
-    f"INSERT OR IGNORE INTO observations ({_OBSERVATION_COLUMNS}) VALUES ({', '.join('?' * 10)})"
-)
-
-
-def _observation_row(o: Observation) -> tuple[Any, ...]:
-    return (
-        o.session_id, o.tool, o.detail, int(o.ok), o.duration_ms, o.prev_tool, o.prev2_tool,
-        o.tool_use_id, o.at, o.branch,
-    )  # fmt: skip
-
-
-def _event_row(e: Event) -> tuple[Any, ...]:
-    p = e.provenance
-    return (
-        e.id,
-        e.kind,
-        e.content,
-        json.dumps(e.payload, sort_keys=True),
-        e.confidence,
-        e.salience,
-        p.session_id,
-        p.transcript_path,
-        p.line,
-        p.branch,
-        p.commit,
-        e.created_at,
-        e.content_hash,
-    )
-
-
-def _row_to_event(row: tuple[Any, ...]) -> Event:
-    return Event(
-        id=row[0],
-        kind=row[1],
-        content=row[2],
-        payload=json.loads(row[3]),
-        confidence=row[4],
-        salience=row[5],
-        provenance=Provenance(
-            session_id=row[6], transcript_path=row[7], line=row[8], branch=row[9], commit=row[10]
-        ),
-        created_at=row[11],
-    )
-
-
-def _edge_row(e: Edge) -> tuple[Any, ...]:
-    return (
-        e.id,
-        e.source_id,
-        e.target_id,
-        e.relation_type,
-        e.strength,
-        int(e.bidirectional),
-        e.status,
-        e.created_at,
-    )
-
-
-def _row_to_edge(row: tuple[Any, ...]) -> Edge:
-    return Edge(
-        id=row[0],
-        source_id=row[1],
-        target_id=row[2],
-        relation_type=row[3],
-        strength=row[4],
-        bidirectional=bool(row[5]),
-        status=row[6],
-        created_at=row[7],
-    )
-
-
 def _merge_memory(conn: sqlite3.Connection, incoming: Memory, result: ImportResult) -> None:
     """Insert, or update when the incoming copy is newer; equal copies merge access stats.
 
     Applying the same record twice is a no-op, so import is idempotent.
     """
     row = conn.execute(
-        f"SELECT {_MEMORY_SELECT} FROM memories WHERE id = ?", (incoming.id,)
+        f"SELECT {MEMORY_SELECT} FROM memories WHERE id = ?", (incoming.id,)
     ).fetchone()
     if row is None:
-        conn.execute(_INSERT_MEMORY, memory_to_row(incoming))
+        conn.execute(INSERT_MEMORY, memory_to_row(incoming))
         result.inserted += 1
         return
     current = row_to_memory(row)
@@ -1165,7 +1017,7 @@ def _merge_memory(conn: sqlite3.Connection, incoming: Memory, result: ImportResu
     values = memory_to_row(winner)
     conn.execute(
         "UPDATE memories SET "
-        + ", ".join(f"{c.strip()} = ?" for c in _MEMORY_COLUMNS.split(",")[1:])
+        + ", ".join(f"{c.strip()} = ?" for c in MEMORY_COLUMNS.split(",")[1:])
         + " WHERE id = ?",
         (*values[1:], winner.id),
     )

@@ -19,9 +19,9 @@ import heapq
 import sqlite3
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cortexmem.core.decay import DECAYING_TYPES, IMMORTAL_TYPES
 from cortexmem.core.lifecycle import (
@@ -33,7 +33,10 @@ from cortexmem.core.lifecycle import (
     restore,
 )
 from cortexmem.model import format_time, utc_now
-from cortexmem.store.sqlite import SQLiteStore
+from cortexmem.store.protocols import StorePass
+
+if TYPE_CHECKING:
+    from cortexmem.store.sqlite.store import SQLiteStore
 
 UNIX_EPOCH_JD = 2440587.5
 EXAMPLES = 5
@@ -73,25 +76,6 @@ _TRANSITION = (
     "below_since = CASE WHEN ? THEN ? ELSE below_since END, status = ?, "
     "archived_at = CASE WHEN ? THEN ? ELSE archived_at END, updated_at = ? WHERE seq = ?"
 )
-
-
-@dataclass
-class StorePass:
-    """What one pass over one store changed (or would change)."""
-
-    decayed: list[str] = field(default_factory=list)
-    archived: list[str] = field(default_factory=list)
-    restored: list[str] = field(default_factory=list)
-    pruned: list[str] = field(default_factory=list)
-    # action -> [(id, memory_type, text, confidence before, confidence after)]
-    examples: dict[str, list[tuple[str, str, str, float, float | None]]] = field(
-        default_factory=dict
-    )
-    backup: str | None = None
-    skipped: bool = False  # a pass ran less than ``every`` ago: nothing done
-
-    def counts(self) -> dict[str, int]:
-        return {a: len(getattr(self, a)) for a in ("decayed", "archived", "restored", "pruned")}
 
 
 def julian_to_iso(day: float) -> str:
@@ -144,7 +128,7 @@ def pass_over(
     write lock, so two hooks racing to run it run it once).
     """
     if dry_run:
-        return store._read(lambda conn: _pass(store, conn, now_iso, dry_run=True))
+        return store.read(lambda conn: _pass(store, conn, now_iso, dry_run=True))
 
     def op(conn: sqlite3.Connection) -> StorePass:
         if every is not None and not _due(conn, now_iso, every):
@@ -163,7 +147,7 @@ def pass_over(
         )
         return result
 
-    return store._write(op)
+    return store.write(op)
 
 
 def _due(conn: sqlite3.Connection, now_iso: str, every: timedelta) -> bool:
@@ -174,13 +158,15 @@ def _due(conn: sqlite3.Connection, now_iso: str, every: timedelta) -> bool:
     return gap is None or gap >= every.total_seconds() / 86400 or gap < 0
 
 
-def _pass(store: SQLiteStore, conn: sqlite3.Connection, now_iso: str, *, dry_run: bool):
+def _pass(
+    store: SQLiteStore, conn: sqlite3.Connection, now_iso: str, *, dry_run: bool
+) -> StorePass:
     loaded = load_records(conn, now_iso)
     changes = plan(loaded.records, loaded.now)
     result = summarise(conn, changes)
     if not dry_run and changes:
         if result.pruned:
-            result.backup = str(store._backup_under_lock("pre-prune"))
+            result.backup = str(store.backup_under_lock("pre-prune"))
         write(conn, loaded, changes, now_iso)
     return result
 
@@ -197,7 +183,12 @@ def restore_ids(store: SQLiteStore, ids: Sequence[str], now_iso: str | None = No
         write(conn, loaded, changes, now_iso)
         return [c.before.id for c in changes]
 
-    return store._write(op)
+    return store.write(op)
+
+
+def _confidence_drop(c: Change) -> float:
+    after = c.after.confidence if c.after is not None else 0.0  # a decay always has an after
+    return c.before.confidence - after
 
 
 def summarise(conn: sqlite3.Connection, changes: Sequence[Change]) -> StorePass:
@@ -214,9 +205,7 @@ def summarise(conn: sqlite3.Connection, changes: Sequence[Change]) -> StorePass:
     for action, group in by_action.items():
         setattr(result, action, [c.before.id for c in group])
         if action == "decayed":  # the biggest drops say most
-            picked[action] = heapq.nlargest(
-                EXAMPLES, group, key=lambda c: c.before.confidence - c.after.confidence
-            )
+            picked[action] = heapq.nlargest(EXAMPLES, group, key=_confidence_drop)
         else:
             picked[action] = group[:EXAMPLES]
     wanted = sorted({c.before.id for group in picked.values() for c in group})
@@ -288,6 +277,6 @@ def write(
 
 def last_run(store: SQLiteStore) -> str | None:
     """When (the pass's ``now``) the last lifecycle pass that changed the store ran."""
-    return store._read(
+    return store.read(
         lambda conn: conn.execute("SELECT max(ran_at) FROM lifecycle_runs").fetchone()[0]
     )

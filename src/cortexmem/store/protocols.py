@@ -1,0 +1,401 @@
+"""The store contract, one small protocol per concern, and the records the stores return.
+
+Services are typed against these protocols only (each function against the narrowest one it
+needs), so a second backend (PostgreSQL for a team) implements them without touching ranking,
+capture or the CLI. ``Store`` combines them all for the composition point
+(``services.context``) and callers that need everything. ``store.sqlite.conformance`` has the
+type checker prove the SQLite backend satisfies every one, and ``tests/contract`` runs the same
+behavioural suite against each backend.
+
+Every protocol is ``runtime_checkable`` so a test can also check a backend with ``isinstance``
+(that checks method names only; the type checker checks signatures).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from cortexmem.model import Edge, Event, ExtractionCursor, Memory, Observation
+
+if TYPE_CHECKING:  # core is only needed for the annotations
+    from cortexmem.core.filters import MemoryFilter
+    from cortexmem.core.ranking import Candidate
+
+
+# ============================================================================ records
+
+
+@dataclass(frozen=True)
+class StoreCounts:
+    by_type: dict[str, int]
+    by_status: dict[str, int]
+    edges: int
+    events: int
+    observations: int = 0
+    transcripts: int = 0
+    last_capture: str | None = None
+
+    @property
+    def memories(self) -> int:
+        return sum(self.by_status.values())
+
+
+@dataclass
+class CaptureResult:
+    """What one committed capture batch added (duplicates already seen are not counted)."""
+
+    events_added: int = 0
+    memories_added: int = 0
+    observations_added: int = 0
+    memory_ids: list[str] = field(default_factory=list)
+    # Memories the lifecycle had archived for fading, brought back by being said again.
+    memories_restored: int = 0
+
+
+@dataclass
+class ImportResult:
+    inserted: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    edges_added: int = 0
+    events_added: int = 0
+    skipped: list[str] = field(default_factory=list)
+
+
+@dataclass
+class StorePass:
+    """What one lifecycle pass over one store changed (or would change)."""
+
+    decayed: list[str] = field(default_factory=list)
+    archived: list[str] = field(default_factory=list)
+    restored: list[str] = field(default_factory=list)
+    pruned: list[str] = field(default_factory=list)
+    # action -> [(id, memory_type, text, confidence before, confidence after)]
+    examples: dict[str, list[tuple[str, str, str, float, float | None]]] = field(
+        default_factory=dict
+    )
+    backup: str | None = None
+    skipped: bool = False  # a pass ran less than ``every`` ago: nothing done
+
+    def counts(self) -> dict[str, int]:
+        return {a: len(getattr(self, a)) for a in ("decayed", "archived", "restored", "pruned")}
+
+
+@dataclass(frozen=True)
+class UpkeepState:
+    """Where graph upkeep stands: the linking cursor and what decides the next automatic run."""
+
+    linked_seq: int
+    extractions: int
+    active_at_last_run: int
+    last_run_at: str | None
+    active: int
+    newest_seq: int
+
+    @property
+    def unlinked(self) -> bool:
+        return self.newest_seq > self.linked_seq
+
+
+def pair(a: str, b: str) -> tuple[str, str]:
+    """An unordered pair in its stored order (smaller id first)."""
+    return (a, b) if a < b else (b, a)
+
+
+@dataclass(frozen=True)
+class CandidatePair:
+    """Two memories proposed for a merge (``a_id < b_id``)."""
+
+    a_id: str
+    b_id: str
+    jaccard: float
+    cosine: float | None
+    status: str = "pending"
+    created_at: str = ""
+
+    @property
+    def similarity(self) -> float:
+        """The stronger of the two scores: either one crossing its line made the pair."""
+        return max(self.jaccard, self.cosine if self.cosine is not None else 0.0)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "a_id": self.a_id,
+            "b_id": self.b_id,
+            "jaccard": round(self.jaccard, 4),
+            "cosine": None if self.cosine is None else round(self.cosine, 4),
+            "similarity": round(self.similarity, 4),
+            "status": self.status,
+            "created_at": self.created_at,
+        }
+
+
+# ============================================================================ protocols
+
+
+@runtime_checkable
+class StoreInfo(Protocol):
+    """What any open store says about itself, and closing it."""
+
+    @property
+    def location(self) -> str:
+        """Where the store lives (a file path, a connection name): shown, and a cache key."""
+        ...
+
+    def schema_version(self) -> int: ...
+
+    def counts(self) -> StoreCounts: ...
+
+    def size_bytes(self) -> int: ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class MemoryStore(Protocol):
+    """Memories: adding (deduplicated by content), reading, status, full-text search and the
+    pools the briefing and recall rank."""
+
+    def add_memory(self, memory: Memory) -> tuple[Memory, bool]:
+        """Insert ``memory`` unless an active memory with the same content hash exists;
+        return the stored memory and whether it was new."""
+        ...
+
+    def add_memories(self, memories: Iterable[Memory]) -> int:
+        """Bulk insert without dedup (bench, tests); returns the number inserted."""
+        ...
+
+    def replace_tagged(
+        self, tag: str, memories: Sequence[Memory], edges: Sequence[tuple[int, int, str]]
+    ) -> tuple[list[Memory], int, int]:
+        """Make ``memories`` the active memories tagged ``tag`` in one transaction;
+        ``(stored memories, added, archived)``."""
+        ...
+
+    def get_memory(self, memory_id: str) -> Memory | None: ...
+
+    def get_memories(self, memory_ids: Iterable[str]) -> dict[str, Memory]: ...
+
+    def find_by_prefix(self, prefix: str, limit: int = 10) -> list[Memory]: ...
+
+    def set_status(self, memory_id: str, status: str) -> Memory: ...
+
+    def iter_memories(self, flt: MemoryFilter | None = None) -> Iterator[Memory]: ...
+
+    def search_text(
+        self, query: str, flt: MemoryFilter, limit: int, scope: str
+    ) -> list[Candidate]: ...
+
+    def top_memories(
+        self, types: Sequence[str], flt: MemoryFilter, limit: int
+    ) -> list[tuple[Memory, int]]: ...
+
+    def maxima(self) -> tuple[int, int]:
+        """``(highest in-degree, highest access count)``: what ranking normalises by."""
+        ...
+
+    def record_access(self, memory_ids: Sequence[str], when: str) -> None: ...
+
+    def briefing_token(self) -> str:
+        """Changes whenever what a briefing is made of changes."""
+        ...
+
+
+@runtime_checkable
+class VectorStore(Protocol):
+    """Embeddings: the backlog to embed, storing vectors, loading and streaming them, and the
+    candidates their seqs stand for. Vectors are little-endian float32 bytes, keyed by the
+    memory's ``seq`` (the store's own order of insertion)."""
+
+    def embedding_backlog(
+        self, model: str, limit: int, skip_types: Sequence[str] = ()
+    ) -> list[tuple[int, Memory]]: ...
+
+    def embedding_backlog_size(self, model: str, skip_types: Sequence[str] = ()) -> int: ...
+
+    def put_embeddings(
+        self, model: str, dim: int, items: Sequence[tuple[int, str, bytes]]
+    ) -> int: ...
+
+    def embedding_state(self, model: str) -> tuple[int, int]:
+        """``(count, highest version)`` of ``model``'s vectors."""
+        ...
+
+    def last_embedded_at(self, model: str) -> str | None:
+        """When the newest vector of ``model`` was written; None when there is none."""
+        ...
+
+    def load_embeddings(
+        self, model: str, after_version: int = 0
+    ) -> list[tuple[int, int, str, bytes]]: ...
+
+    def vectors_of(self, model: str, seqs: Iterable[int]) -> dict[int, bytes]: ...
+
+    def vector_chunk(
+        self,
+        model: str,
+        after: int,
+        before: int,
+        limit: int,
+        skip_types: Sequence[str],
+        sink: Callable[[int, int, bytes], None],
+    ) -> int: ...
+
+    def candidates_by_seq(
+        self, scored: Sequence[tuple[int, float]], flt: MemoryFilter, scope: str
+    ) -> list[Candidate]: ...
+
+    def seq_of(self, memory_ids: Sequence[str]) -> dict[str, int]: ...
+
+
+@runtime_checkable
+class GraphStore(Protocol):
+    """Edges between memories (unique on source, target and type)."""
+
+    def add_edge(self, edge: Edge) -> tuple[Edge, bool]: ...
+
+    def iter_edges(self) -> Iterator[Edge]: ...
+
+    def edges_touching(self, memory_ids: Iterable[str]) -> list[Edge]: ...
+
+
+@runtime_checkable
+class UpkeepStore(Protocol):
+    """Graph upkeep: the linking cursor and run counters, the memories to link and their text
+    neighbours, automatic links, merge candidates and suggested edges, and a person's
+    decisions on them (a merge is all or nothing)."""
+
+    def upkeep_state(self) -> UpkeepState: ...
+
+    def claim_upkeep_run(
+        self, *, add_extraction: bool, may_run: bool, due: Callable[[UpkeepState], bool]
+    ) -> tuple[UpkeepState, bool]: ...
+
+    def set_linked_seq(self, linked_seq: int) -> None: ...
+
+    def memories_after(self, seq: int, limit: int | None) -> list[tuple[int, Memory]]: ...
+
+    def count_after(self, seq: int) -> int: ...
+
+    def memories_by_seq(self, seqs: Iterable[int]) -> dict[int, Memory]: ...
+
+    def text_neighbours(
+        self, text: str, before_seq: int, limit: int, skip_types: Sequence[str]
+    ) -> list[tuple[int, Memory]]: ...
+
+    def settled_with(self, memory_id: str) -> set[str]: ...
+
+    def apply_links(
+        self, edges: Sequence[Edge], candidates: Sequence[CandidatePair], linked_seq: int
+    ) -> tuple[int, int]: ...
+
+    def pending_candidates(self) -> list[CandidatePair]: ...
+
+    def suggested_edges(self) -> list[Edge]: ...
+
+    def reject_candidate(self, candidate: CandidatePair, link: Edge | None) -> None: ...
+
+    def accept_edge(self, edge_id: str) -> None: ...
+
+    def reject_edge(self, edge: Edge) -> None: ...
+
+    def merge(self, keep: Memory, drop_id: str) -> Edge: ...
+
+
+@runtime_checkable
+class EventStore(Protocol):
+    """Capture: events (append-only, deduplicated by content hash), transcript cursors,
+    observations, and the one transaction that records a captured batch."""
+
+    def append_event(self, event: Event) -> bool: ...
+
+    def iter_events(self) -> Iterator[Event]: ...
+
+    def recent_events(
+        self, kinds: Sequence[str], limit: int, session_id: str | None = None
+    ) -> list[Event]: ...
+
+    def get_cursor(self, transcript_path: str) -> ExtractionCursor | None: ...
+
+    def set_cursor(self, cursor: ExtractionCursor) -> None: ...
+
+    def record_capture(
+        self,
+        events: Sequence[Event],
+        memories_for: Callable[[list[Event]], list[Memory]],
+        cursor: ExtractionCursor | None,
+        observations: Sequence[Observation] = (),
+    ) -> CaptureResult:
+        """Events, the memories made from the events not seen before, observations and the
+        cursor that says how far the source was read, all in one transaction: a crash leaves
+        either all of a batch or none of it, so a re-read neither loses nor duplicates."""
+        ...
+
+    def iter_observations(self, session_id: str | None = None) -> Iterator[Observation]: ...
+
+
+@runtime_checkable
+class LifecycleStore(Protocol):
+    """Decay, archive, restore and prune, planned by ``core.lifecycle`` and applied by the
+    store in one transaction."""
+
+    def lifecycle_pass(
+        self, now_iso: str, *, dry_run: bool = False, every: timedelta | None = None
+    ) -> StorePass: ...
+
+    def restore_archived(self, ids: Sequence[str], now_iso: str | None = None) -> list[str]:
+        """Restore those of ``ids`` the lifecycle archived; their ids."""
+        ...
+
+
+@runtime_checkable
+class BackupStore(Protocol):
+    """Backups, restore, clearing, and moving records in and out (export, import)."""
+
+    @property
+    def backup_dir(self) -> Path: ...
+
+    def backup(self, reason: str) -> Path: ...
+
+    def list_backups(self) -> list[Path]: ...
+
+    def backup_status_counts(self, backup: Path) -> dict[str, int]:
+        """Memories by status in ``backup`` (read-only)."""
+        ...
+
+    def restore(self, backup: Path) -> Path:
+        """Replace the store's contents with ``backup``; returns the safety backup taken first."""
+        ...
+
+    def clear(self) -> Path:
+        """Delete everything after taking a backup; returns the backup's path."""
+        ...
+
+    def snapshot(self) -> tuple[list[Memory], list[Edge], list[Event]]:
+        """Memories, edges and events as of one moment (for export)."""
+        ...
+
+    def import_records(
+        self, memories: Sequence[Memory], edges: Sequence[Edge], events: Sequence[Event]
+    ) -> ImportResult:
+        """All or nothing; importing the same records twice changes nothing."""
+        ...
+
+
+@runtime_checkable
+class Store(
+    StoreInfo,
+    MemoryStore,
+    VectorStore,
+    GraphStore,
+    UpkeepStore,
+    EventStore,
+    LifecycleStore,
+    BackupStore,
+    Protocol,
+):
+    """Everything a store of one scope (project or global) does."""

@@ -1,0 +1,317 @@
+"""The store contract, written against ``store.protocols`` only and run on every backend.
+
+A backend joins by adding an opener to ``BACKENDS`` (a PostgreSQL one opens a fresh schema).
+Nothing here touches SQL, files or connections: what is SQLite's own (WAL, file modes,
+migrations, the FTS index, locks) is tested in ``tests/test_store_sqlite.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from cortexmem.core.filters import MemoryFilter
+from cortexmem.errors import CortexError, NotFound, StoreCorrupt
+from cortexmem.model import Edge, Event, ExtractionCursor, Memory, Observation, Provenance
+from cortexmem.store.protocols import (
+    BackupStore,
+    EventStore,
+    GraphStore,
+    LifecycleStore,
+    MemoryStore,
+    Store,
+    StoreInfo,
+    UpkeepStore,
+    VectorStore,
+)
+
+
+def _open_sqlite(tmp_path: Path) -> Store:
+    from cortexmem.store.sqlite.store import SQLiteStore
+
+    return SQLiteStore.open(tmp_path / "s" / "cortex.db")
+
+
+BACKENDS: dict[str, Callable[[Path], Store]] = {"sqlite": _open_sqlite}
+
+
+@pytest.fixture(params=sorted(BACKENDS))
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    opened = BACKENDS[request.param](tmp_path)
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+def test_the_backend_implements_every_protocol(store: Store):
+    for protocol in (
+        StoreInfo,
+        MemoryStore,
+        VectorStore,
+        GraphStore,
+        UpkeepStore,
+        EventStore,
+        LifecycleStore,
+        BackupStore,
+        Store,
+    ):
+        assert isinstance(store, protocol), protocol.__name__
+
+
+# ----------------------------------------------------------------- memories & search
+
+
+def test_add_dedups_identical_active_content(store: Store):
+    first, created = store.add_memory(Memory("Use WAL  mode", memory_type="decision"))
+    again, created_again = store.add_memory(Memory("Use WAL mode", memory_type="decision"))
+    assert created and not created_again and again.id == first.id
+    other_type, created_other = store.add_memory(Memory("Use WAL mode", memory_type="gotcha"))
+    assert created_other and other_type.id != first.id
+
+
+def test_get_prefix_and_status(store: Store):
+    m, _ = store.add_memory(Memory("alpha"))
+    assert store.get_memory(m.id) == m
+    assert store.find_by_prefix(m.id[:12]) == [m]
+    assert store.find_by_prefix("zzz") == []
+    assert store.get_memories([m.id, "m-missing"]) == {m.id: m}
+    archived = store.set_status(m.id, "archived")
+    assert archived.status == "archived" and archived.updated_at > m.updated_at
+    with pytest.raises(NotFound):
+        store.set_status("m-missing", "archived")
+
+
+def test_archived_memories_are_not_searched_by_default(store: Store):
+    m, _ = store.add_memory(Memory("hidden treasure"))
+    store.set_status(m.id, "archived")
+    assert store.search_text("treasure", MemoryFilter(), 10, "project") == []
+    found = store.search_text("treasure", MemoryFilter(statuses=("archived",)), 10, "project")
+    assert [c.memory.id for c in found] == [m.id]
+
+
+def test_secrets_are_redacted_before_they_are_stored(store: Store):
+    token = "ghp_" + "a1B2c3D4e5" * 4
+    m, _ = store.add_memory(Memory(f"deploy with GITHUB_TOKEN={token}", tags=("ci",)))
+    store.append_event(Event("command", f"gh auth login {token}", payload={"cmd": token}))
+    assert token not in m.content and "[REDACTED:github-token]" in m.content
+    stored = store.get_memory(m.id)
+    assert stored is not None and token not in stored.content
+    assert all(token not in e.content and token not in str(e.payload) for e in store.iter_events())
+
+
+def test_record_access_counts_and_the_maxima_follow(store: Store):
+    m, _ = store.add_memory(Memory("served twice"))
+    store.record_access([m.id], "2025-01-01T00:00:00.000000Z")
+    store.record_access([m.id], "2025-01-02T00:00:00.000000Z")
+    served = store.get_memory(m.id)
+    assert served is not None and served.access_count == 2
+    assert served.last_accessed_at == "2025-01-02T00:00:00.000000Z"
+    assert store.maxima() == (0, 2)
+
+
+def test_the_briefing_token_changes_with_what_a_briefing_reads(store: Store):
+    empty = store.briefing_token()
+    m, _ = store.add_memory(Memory("a decision", memory_type="decision"))
+    added = store.briefing_token()
+    store.set_status(m.id, "archived")
+    assert len({empty, added, store.briefing_token()}) == 3
+
+
+# ----------------------------------------------------------------- graph
+
+
+def test_edges_are_unique(store: Store):
+    a, _ = store.add_memory(Memory("prose about parse()", memory_type="code_description"))
+    b, _ = store.add_memory(Memory("def parse(): ...", memory_type="code"))
+    edge, created = store.add_edge(Edge(a.id, b.id, "source_of"))
+    dup, created_dup = store.add_edge(Edge(a.id, b.id, "source_of", strength=0.2))
+    assert created and not created_dup and dup.id == edge.id and dup.strength == 1.0
+    assert store.add_edge(Edge(a.id, b.id, "relates_to"))[1]
+    with pytest.raises(NotFound):
+        store.add_edge(Edge(a.id, "m-nowhere", "relates_to"))
+    hits = store.search_text("def parse", MemoryFilter(), 10, "project")
+    target = next(c for c in hits if c.memory.id == b.id)
+    assert target.in_degree == 2 and target.max_in_degree == 2
+    assert {e.relation_type for e in store.edges_touching([b.id])} == {"source_of", "relates_to"}
+    assert len(list(store.iter_edges())) == 2
+
+
+def test_supersedes_edges_come_only_from_a_merge(store: Store):
+    a, _ = store.add_memory(Memory("use pytest -q"))
+    b, _ = store.add_memory(Memory("run pytest quietly"))
+    with pytest.raises(ValueError):
+        store.apply_links([Edge(a.id, b.id, "supersedes")], [], 0)
+    edge = store.merge(a.with_changes(content="run pytest -q (quiet)"), b.id)
+    assert edge.relation_type == "supersedes" and (edge.source_id, edge.target_id) == (a.id, b.id)
+    dropped, kept = store.get_memory(b.id), store.get_memory(a.id)
+    assert dropped is not None and dropped.status == "superseded"
+    assert kept is not None and kept.content == "run pytest -q (quiet)"
+    with pytest.raises(CortexError):
+        store.merge(a, b.id)  # no longer active
+
+
+# ----------------------------------------------------------------- events & capture
+
+
+def test_events_are_deduplicated(store: Store):
+    ev = Event("command", "pytest -q", provenance=Provenance(session_id="s1", line=4))
+    assert store.append_event(ev) is True
+    assert store.append_event(Event("command", "pytest -q", provenance=ev.provenance)) is False
+    assert list(store.iter_events()) == [ev]
+    assert store.recent_events(["command"], 5) == [ev]
+
+
+def test_cursors_upsert(store: Store):
+    assert store.get_cursor("/t.jsonl") is None
+    store.set_cursor(ExtractionCursor("/t.jsonl", offset=10, line=2, head_hash="h"))
+    store.set_cursor(ExtractionCursor("/t.jsonl", offset=99, line=7, head_hash="h"))
+    cursor = store.get_cursor("/t.jsonl")
+    assert cursor is not None and (cursor.offset, cursor.line) == (99, 7)
+
+
+def _observation(n: int, session: str = "s1") -> Observation:
+    return Observation(session, "Bash", True, f"2025-01-01T00:00:0{n}.000000Z", tool_use_id=f"t{n}")
+
+
+def test_record_capture_is_one_transaction(store: Store):
+    events = [Event("prompt", f"question {i}") for i in range(3)]
+    cursor = ExtractionCursor("/t.jsonl", offset=30, line=3, head_hash="h")
+
+    def failing(fresh: list[Event]) -> list[Memory]:
+        raise RuntimeError("extraction failed half-way")
+
+    with pytest.raises(RuntimeError):
+        store.record_capture(events, failing, cursor, [_observation(1)])
+    assert list(store.iter_events()) == [] and store.get_cursor("/t.jsonl") is None
+    assert list(store.iter_observations()) == []
+
+    def memories_for(fresh: list[Event]) -> list[Memory]:
+        return [Memory(f"learned from {e.content}") for e in fresh]
+
+    result = store.record_capture(events, memories_for, cursor, [_observation(1)])
+    assert (result.events_added, result.memories_added, result.observations_added) == (3, 3, 1)
+    again = store.record_capture(events, memories_for, cursor, [_observation(1)])
+    assert (again.events_added, again.memories_added, again.observations_added) == (0, 0, 0)
+    stored = store.get_cursor("/t.jsonl")
+    assert stored is not None and stored.offset == 30
+    assert store.counts().memories == 3 and store.counts().events == 3
+
+
+def test_observations_are_kept_per_session_in_order(store: Store):
+    store.record_capture([], lambda _: [], None, [_observation(1), _observation(2)])
+    store.record_capture([], lambda _: [], None, [_observation(3, "s2")])
+    assert [o.tool_use_id for o in store.iter_observations()] == ["t1", "t2", "t3"]
+    assert [o.tool_use_id for o in store.iter_observations("s2")] == ["t3"]
+
+
+def test_counts(store: Store):
+    store.add_memories([Memory(f"m{i}", memory_type="gotcha") for i in range(3)])
+    m, _ = store.add_memory(Memory("d", memory_type="decision"))
+    store.set_status(m.id, "archived")
+    counts = store.counts()
+    assert counts.by_type == {"gotcha": 3}
+    assert counts.by_status == {"active": 3, "archived": 1}
+    assert counts.memories == 4 and store.size_bytes() > 0
+
+
+# ----------------------------------------------------------------- vectors
+
+
+def test_embeddings_put_and_load(store: Store):
+    a, _ = store.add_memory(Memory("first", memory_type="gotcha"))
+    b, _ = store.add_memory(Memory("second", memory_type="code"))
+    assert store.embedding_backlog_size("tiny") == 2
+    backlog = store.embedding_backlog("tiny", 10, skip_types=("code",))
+    assert [m.id for _, m in backlog] == [a.id]
+    seqs = store.seq_of([a.id, b.id])
+    vector = bytes(8)  # two float32 zeros
+    with pytest.raises(ValueError):
+        store.put_embeddings("tiny", 3, [(seqs[a.id], a.content_hash, vector)])
+    assert store.put_embeddings("tiny", 2, [(seqs[a.id], a.content_hash, vector)]) == 1
+    assert store.embedding_state("tiny") == (1, 1)
+    assert store.load_embeddings("tiny") == [(seqs[a.id], 1, "gotcha", vector)]
+    assert store.load_embeddings("tiny", after_version=1) == []
+    assert store.vectors_of("tiny", [seqs[a.id], seqs[b.id]]) == {seqs[a.id]: vector}
+    assert store.last_embedded_at("tiny") is not None and store.last_embedded_at("x") is None
+    assert store.embedding_backlog_size("tiny", ("code",)) == 0
+    found = store.candidates_by_seq([(seqs[a.id], 0.9)], MemoryFilter(), "project")
+    assert [(c.memory.id, c.relevance) for c in found] == [(a.id, 0.9)]
+
+
+# ----------------------------------------------------------------- lifecycle & upkeep
+
+
+def test_lifecycle_pass_dry_run_changes_nothing_and_a_recent_pass_is_skipped(store: Store):
+    old = Memory(
+        "a fading progress note", memory_type="progress", created_at="2020-01-01T00:00:00.000000Z"
+    )
+    store.add_memories([old])
+    dry = store.lifecycle_pass("2025-01-01T00:00:00.000000Z", dry_run=True)
+    assert old.id in dry.archived + dry.pruned + dry.decayed
+    assert store.get_memory(old.id) == old
+    done = store.lifecycle_pass("2025-01-01T00:00:00.000000Z")
+    assert done.counts() == dry.counts()
+    again = store.lifecycle_pass("2025-01-01T01:00:00.000000Z", every=timedelta(hours=24))
+    assert again.skipped
+    assert store.restore_archived([]) == []
+
+
+def test_upkeep_state_counts_extractions_and_claims_a_run_once(store: Store):
+    store.add_memory(Memory("something to link"))
+    state = store.upkeep_state()
+    assert state.unlinked and state.extractions == 0
+    _, claimed = store.claim_upkeep_run(add_extraction=True, may_run=False, due=lambda s: True)
+    assert not claimed and store.upkeep_state().extractions == 1
+    _, claimed = store.claim_upkeep_run(add_extraction=False, may_run=True, due=lambda s: True)
+    assert claimed and store.upkeep_state().extractions == 0
+    store.set_linked_seq(store.upkeep_state().newest_seq)
+    assert not store.upkeep_state().unlinked and store.count_after(0) == 1
+
+
+# ----------------------------------------------------------------- backups & transfer
+
+
+def test_backup_restore_and_clear(store: Store):
+    kept, _ = store.add_memory(Memory("keep me"))
+    backup = store.clear()
+    assert store.counts().memories == 0
+    assert backup.exists() and backup in store.list_backups()
+    assert store.backup_status_counts(backup) == {"active": 1}
+    safety = store.restore(backup)
+    assert store.get_memory(kept.id) == kept
+    assert len(store.search_text("keep", MemoryFilter(), 10, "project")) == 1
+    assert safety.exists() and safety.name.endswith("pre-restore.db")
+
+
+def test_restore_refuses_junk(store: Store, tmp_path: Path):
+    junk = tmp_path / "junk.db"
+    junk.write_text("nope")
+    with pytest.raises(StoreCorrupt):
+        store.restore(junk)
+    with pytest.raises(NotFound):
+        store.restore(tmp_path / "missing.db")
+
+
+def test_snapshot_and_import_are_idempotent(store: Store, tmp_path: Path):
+    a, _ = store.add_memory(Memory("exported one"))
+    b, _ = store.add_memory(Memory("exported two"))
+    store.add_edge(Edge(a.id, b.id, "relates_to"))
+    store.append_event(Event("prompt", "what was said"))
+    memories, edges, events = store.snapshot()
+    assert (len(memories), len(edges), len(events)) == (2, 1, 1)
+    other = BACKENDS[sorted(BACKENDS)[0]](tmp_path / "other")
+    try:
+        first = other.import_records(memories, edges, events)
+        assert (first.inserted, first.edges_added, first.events_added) == (2, 1, 1)
+        second = other.import_records(memories, edges, events)
+        assert (second.inserted, second.updated, second.unchanged) == (0, 0, 2)
+        assert (second.edges_added, second.events_added) == (0, 0)
+        assert other.snapshot() == (memories, edges, events)
+        orphan = other.import_records([], [Edge(a.id, "m-elsewhere", "relates_to")], [])
+        assert orphan.edges_added == 0 and len(orphan.skipped) == 1
+    finally:
+        other.close()
