@@ -16,7 +16,7 @@ import pytest
 from cortexmem.core.fts_query import to_fts_query
 from cortexmem.model import Memory, SourceContext, utc_now
 from cortexmem.services.context import Context
-from cortexmem.services.embedding import Embedder, sync_context
+from cortexmem.services.embedding import Embedder, sync, sync_context
 from cortexmem.services.memories import forget, remember
 from cortexmem.services.recall import recall
 from cortexmem.services.vectors import index_for
@@ -193,6 +193,32 @@ def test_editing_content_puts_a_memory_back_in_the_backlog(ctx: Context, embedde
     assert store.embedding_state(model)[0] == len(MEMORIES) + 1
     hits = recall(ctx, "decimal values with two places", alpha=1.0, count_access=False)
     assert ids(hits)[0] == old.id and hits[0].memory.content == edited.content
+
+
+def test_a_changed_summary_is_embedded_again(ctx: Context, embedded, embedder):
+    """The summary is part of the embedding text: changing it alone (content and type as they
+    were) puts the memory back in the backlog, and recall then finds it by the new words'
+    meaning."""
+    store = ctx.require("project")
+    old = find(embedded, "Money amounts")
+    newer = old.with_changes(summary="Currency handling: cents rounding", updated_at=utc_now())
+    assert newer.content_hash == old.content_hash
+    assert store.import_records([newer], [], []).updated == 1
+    assert [m.id for _, m in store.embedding_backlog(embedder.model, 100)] == [old.id]
+    assert sync_context(ctx, embedder).embedded == 1
+    assert store.embedding_backlog_size(embedder.model) == 0
+
+
+def test_a_renamed_project_is_embedded_again(ctx: Context, embedded, embedder):
+    """The project's name prefixes every embedded text: vectors made under another name are
+    all stale, and once re-embedded nothing is left in the backlog."""
+    store = ctx.require("project")
+    renamed = Embedder(embedder.routing, "a-new-name")
+    assert store.embedding_backlog_size(embedder.model) == 0
+    report = sync(store, renamed, project="a-new-name")
+    assert report.embedded == len(MEMORIES) and report.remaining == 0
+    # The same name again changes nothing.
+    assert sync(store, renamed, project="a-new-name").embedded == 0
 
 
 class Loads:

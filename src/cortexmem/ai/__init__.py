@@ -36,7 +36,7 @@ from cortexmem.ai.errors import (
     ProviderUnavailable,
 )
 from cortexmem.ai.routing import FILE_NAME, USES, Route, Routing, load_routing
-from cortexmem.ai.text import content_hash, embedding_text
+from cortexmem.ai.text import embedding_text
 
 log = logging.getLogger("cortexmem.ai")
 
@@ -52,7 +52,6 @@ __all__ = [
     "ProviderUnavailable",
     "Route",
     "Routing",
-    "content_hash",
     "effective_route",
     "embed",
     "embedding_text",

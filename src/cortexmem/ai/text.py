@@ -14,13 +14,13 @@ query and the memories of its project share a prefix. Runs of whitespace in the 
 space (the model never sees whitespace, and the hash then ignores re-wrapping); ``[``, ``]`` and
 line breaks in the type or project name are replaced so the prefix always reads the same.
 
-Hash the *embedding text* (prefix included) with :func:`content_hash`: a memory whose type or
-project changes is then re-embedded, one whose text is unchanged is skipped.
+A vector is therefore stale when any part of its embedding text changes: the memory's content
+or type (its content hash changes), its summary (a store trigger marks the vector stale) or the
+project's name (``relabel_embeddings`` marks every vector of the store stale). A memory whose
+embedding text is unchanged is never embedded twice.
 """
 
 from __future__ import annotations
-
-import hashlib
 
 
 def _label(value: str) -> str:
@@ -39,7 +39,3 @@ def embedding_text(memory_type: str | None, project: str | None, text: str) -> s
         parts.append(body)
     return " ".join(parts)
 
-
-def content_hash(text: str) -> str:
-    """SHA-256 of the UTF-8 text, as 64 hex digits."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()

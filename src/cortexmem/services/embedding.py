@@ -92,6 +92,8 @@ def sync(
     from cortexmem.services.vectors import vector_bytes
 
     report = SyncReport(embedder.model)
+    # The project's name is part of every embedded text: a renamed project re-embeds.
+    store.relabel_embeddings(embedder.model, project or "")
     while deadline is None or time.monotonic() < deadline:
         items = store.embedding_backlog(embedder.model, batch, embedder.skip_types)
         if not items:

@@ -338,6 +338,36 @@ class SQLiteStore(Transactions):
         )
         return int(self.read(lambda conn: conn.execute(sql, (model, *skip_types)).fetchone()[0]))
 
+    def relabel_embeddings(self, model: str, label: str) -> int:
+        """Record that ``model``'s vectors are made with ``label`` (the project's name in the
+        embedding text); when they were made with another one, mark them all stale so the
+        backlog re-embeds them. Returns how many were marked."""
+
+        def op(conn: sqlite3.Connection) -> int:
+            row = conn.execute(
+                "SELECT label FROM embedding_labels WHERE model = ?", (model,)
+            ).fetchone()
+            if row is not None and row[0] == label:
+                return 0
+            conn.execute(
+                "INSERT INTO embedding_labels (model, label) VALUES (?, ?) "
+                "ON CONFLICT (model) DO UPDATE SET label = excluded.label",
+                (model, label),
+            )
+            if row is None:
+                return 0  # the first label: the vectors so far were made with it
+            return conn.execute(
+                "UPDATE embeddings SET source_hash = '' WHERE model = ? AND source_hash != ''",
+                (model,),
+            ).rowcount
+
+        current = self.read(
+            lambda conn: conn.execute(
+                "SELECT label FROM embedding_labels WHERE model = ?", (model,)
+            ).fetchone()
+        )
+        return 0 if current is not None and current[0] == label else self.write(op)
+
     def put_embeddings(self, model: str, dim: int, items: Sequence[tuple[int, str, bytes]]) -> int:
         """Store ``(seq, source_hash, float32 bytes)`` vectors of ``model``; one transaction.
         A memory deleted meanwhile is skipped."""
