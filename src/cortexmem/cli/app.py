@@ -11,7 +11,7 @@ import json
 import sqlite3
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import click
 
@@ -480,7 +480,7 @@ def status(click_ctx: click.Context, as_json: bool) -> None:
 def reset(click_ctx: click.Context, is_global: bool, yes: bool) -> None:
     """Delete every memory, edge and event of a store (a backup is taken first)."""
     ctx = open_context(click_ctx)
-    scope = "global" if is_global else "project"
+    scope: Literal["project", "global"] = "global" if is_global else "project"
     store = ctx.require(scope)
     total = store.counts().memories
     if not confirm(f"Delete all {total} memories of the {scope} store {store.location}?", yes):
@@ -509,7 +509,7 @@ def restore(
     The current state is itself backed up before it is replaced.
     """
     ctx = open_context(click_ctx)
-    scope = "global" if is_global else "project"
+    scope: Literal["project", "global"] = "global" if is_global else "project"
     store = ctx.require(scope)
     backups = store.list_backups()
     if list_only:
@@ -556,7 +556,7 @@ def export(click_ctx: click.Context, fmt: str, output: Path | None, is_global: b
     from cortexmem.services import transfer
 
     ctx = open_context(click_ctx)
-    scope = "global" if is_global else "project"
+    scope: Literal["project", "global"] = "global" if is_global else "project"
     if fmt == "markdown":
         chunks: Any = [transfer.export_md(ctx, scope)]
     else:
@@ -588,7 +588,7 @@ def import_(click_ctx: click.Context, source: Any, is_global: bool, as_json: boo
     from cortexmem.services import transfer
 
     ctx = open_context(click_ctx)
-    scope = "global" if is_global else "project"
+    scope: Literal["project", "global"] = "global" if is_global else "project"
     result = transfer.import_lines(ctx, source, scope)
     data = {
         "scope": scope,
@@ -615,11 +615,12 @@ def import_(click_ctx: click.Context, source: Any, is_global: bool, as_json: boo
 
 
 def _run_ingest(paths: list[Path], into: Path | None, as_json: bool) -> None:
+    from cortexmem.hosts.claude_code.reader import READER
     from cortexmem.services.ingest import Skipped, find_sessions, ingest
 
-    total = len(find_sessions(paths))
+    total = len(find_sessions(paths, READER))
     if as_json or not sys.stderr.isatty() or total == 0:
-        result = ingest(paths, into=into)
+        result = ingest(paths, reader=READER, into=into)
     else:
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
@@ -638,7 +639,7 @@ def _run_ingest(paths: list[Path], into: Path | None, as_json: bool) -> None:
                 mark = "skipped" if isinstance(outcome, Skipped) else "read"
                 bar.update(task, advance=1, description=f"{mark} {path.name[:40]}")
 
-            result = ingest(paths, into=into, on_progress=advance)
+            result = ingest(paths, reader=READER, into=into, on_progress=advance)
     if as_json:
         print_json(result.to_dict())
         return
@@ -683,7 +684,7 @@ def import_history(folder: Path | None, into: Path | None, as_json: bool) -> Non
 
     Sessions whose project folder no longer exists are listed and skipped (use --into).
     """
-    from cortexmem.services.ingest import DEFAULT_HISTORY
+    from cortexmem.hosts.claude_code.reader import DEFAULT_HISTORY
 
     folder = (folder or DEFAULT_HISTORY).expanduser()
     if not folder.is_dir():

@@ -49,12 +49,12 @@ def anchor(memory, worktree: Path | None, branch: str | None) -> tuple[bool, str
 
 
 def active_plan(ctx: Context, branch: str | None) -> Plan | None:
-    """The newest TodoWrite plan of this branch with its latest step statuses, if unfinished."""
+    """The newest to-do list of this branch with its latest step statuses, if unfinished."""
     store = ctx.store("project")
     if store is None:
         return None
     for plan in store.recent_events(("plan",), 20):
-        if plan.payload.get("tool") == "ExitPlanMode" or not plan.payload.get("steps"):
+        if plan.payload.get("call") == "plan" or not plan.payload.get("steps"):
             continue
         if branch and plan.provenance.branch and plan.provenance.branch != branch:
             continue

@@ -134,6 +134,7 @@ def _anticipate(payload: dict[str, Any], *, deadline: float) -> dict[str, Any] |
 
 
 def _capture(event: str, payload: dict[str, Any], *, deadline: float) -> None:
+    from cortexmem.hosts.claude_code.reader import READER
     from cortexmem.services.capture import capture_session, drain_queue, enqueue
     from cortexmem.services.context import Context
 
@@ -146,6 +147,7 @@ def _capture(event: str, payload: dict[str, Any], *, deadline: float) -> None:
         report = capture_session(
             ctx,
             transcript,
+            reader=READER,
             session_id=session,
             agent_transcript=agent,
             deadline=deadline,
@@ -155,7 +157,9 @@ def _capture(event: str, payload: dict[str, Any], *, deadline: float) -> None:
             enqueue(ctx, transcript, session)
         queued = None
         if event == "Stop" and report.finished:
-            queued = drain_queue(ctx, deadline=min(deadline, time.monotonic() + QUEUE_BUDGET))
+            queued = drain_queue(
+                ctx, reader=READER, deadline=min(deadline, time.monotonic() + QUEUE_BUDGET)
+            )
         totals = report.totals()
         missing = transcript is not None and not transcript.is_file()
         log_line(
