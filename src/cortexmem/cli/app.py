@@ -119,7 +119,7 @@ def init(
     cortex init --setup --dry-run    show the diff, write nothing
     cortex init --uninstall [--user] remove Cortex's hooks and rules file
     """
-    from cortexmem.services import setup as hooks_setup
+    from cortexmem.hosts.claude_code import install as hooks_setup
 
     if do_setup and uninstall:
         raise click.UsageError("--setup and --uninstall cannot be combined")
@@ -128,7 +128,7 @@ def init(
     ctx = open_context(click_ctx)
     report = None
     if do_setup or uninstall:  # read and check the settings file before creating anything
-        project = hooks_setup.Target.for_scope("project", hooks_setup.project_dir(ctx.paths))
+        project = hooks_setup.Target.for_scope("project", hooks_setup.settings_root(ctx.paths))
         user_target = hooks_setup.Target.for_scope("user")
         target = user_target if user else project
         if uninstall:

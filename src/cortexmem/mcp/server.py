@@ -85,13 +85,14 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
 
 def project_dir() -> Path:
-    """``$CLAUDE_PROJECT_DIR`` when it names a folder, else the working directory."""
+    """``$CLAUDE_PROJECT_DIR`` when it names a folder, else the working directory (the one rule
+    of ``hosts.claude_code.payload.project_dir``), with a warning when it names none."""
+    from cortexmem.hosts.claude_code.payload import project_dir as claude_project_dir
+
     env = os.environ.get("CLAUDE_PROJECT_DIR")
-    if env and Path(env).is_dir():
-        return Path(env)
-    if env:
+    if env and not Path(env).is_dir():
         log.warning("CLAUDE_PROJECT_DIR=%s is not a folder; using %s", env, Path.cwd())
-    return Path.cwd()
+    return claude_project_dir()
 
 
 def _dump(data: Any) -> str:

@@ -22,7 +22,10 @@ import os
 import socket
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cortexmem.services.embedding import Embedder
 
 from cortexmem.recall.client import IDLE_SECONDS, private, runtime_dir, socket_path
 
@@ -42,7 +45,7 @@ class RecallServer:
         self.logged: set[str] = set()
         self.tokens: tuple[str | None, ...] = ()
         self.running = True
-        self.embedder = None
+        self.embedder: Embedder | None = None
 
     # ------------------------------------------------------------- requests
 
@@ -109,9 +112,9 @@ class RecallServer:
         if message in self.logged:
             return
         self.logged.add(message)
-        from cortexmem.hosts.claude_code.hooklog import log_line
+        from cortexmem.project.log import log_line
 
-        log_line({}, message, self.ctx.paths.log)
+        log_line(self.ctx.paths.log, message)
 
     def _stores_changed(self) -> bool:
         """Whether a store changed since the last look (one cheap query per store), so an
