@@ -19,6 +19,7 @@ import tempfile
 from pathlib import Path
 
 from cortexmem.core.anticipation import MARGIN, THRESHOLD, Pick, baseline, select, worth_asking
+from cortexmem.hosts.claude_code.reader import READER
 from cortexmem.model import Memory
 from cortexmem.services.context import Context
 from cortexmem.services.embedding import Embedder, sync_context
@@ -125,7 +126,7 @@ def main() -> None:
     project = work / "payments-api"
     project.mkdir()
     subprocess.run(["git", "init", "-q", "-b", "main", str(project)], check=True)
-    ingest([ROOT / "examples" / "sessions"], into=project)
+    ingest([ROOT / "examples" / "sessions"], reader=READER, into=project)
     rng = random.Random(7)
     with Context.for_cwd(project) as ctx:
         store = ctx.writable("project")

@@ -23,6 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 import numpy as np
 
+from cortexmem.hosts.claude_code.reader import READER
 from cortexmem.project.paths import resolve
 from cortexmem.recall import client as recall_client
 from cortexmem.services.capture import capture_transcript
@@ -56,7 +57,7 @@ def main() -> None:
     with Context.for_cwd(project) as ctx:
         store = ctx.writable("project")
         store.add_memories(Corpus(seed=1).memories(10_000))
-        capture_transcript(store, largest, session_id="bench")
+        capture_transcript(store, largest, reader=READER, session_id="bench")
         random_vectors(store, Embedder.for_context(ctx).model, np.random.default_rng(1))
     # SessionStart and UserPromptSubmit talk to the project's recall server: run one, as a
     # session would have (random vectors above keep it from embedding during the runs).
@@ -70,10 +71,14 @@ def main() -> None:
         time.sleep(0.2)
     recall_client.ask(key, {"op": "anticipate", "prompt": "warm up the model"}, 30.0)
 
-    base = {"session_id": "bench", "cwd": str(project), "transcript_path": str(largest)}
-    tool = {**base, "tool_name": "Bash", "tool_use_id": "toolu_bench",
+    base: dict[str, object] = {
+        "session_id": "bench",
+        "cwd": str(project),
+        "transcript_path": str(largest),
+    }
+    tool: dict[str, object] = {**base, "tool_name": "Bash", "tool_use_id": "toolu_bench",
             "tool_input": {"command": "uv run pytest -q"}}  # fmt: skip
-    payloads = {
+    payloads: dict[str, dict[str, object]] = {
         "PreToolUse": tool,
         "PostToolUse": {**tool, "tool_response": {"stdout": "12 passed", "stderr": ""}},
         "PostToolUseFailure": {**tool, "error": "Exit code 1"},
@@ -105,7 +110,7 @@ def main() -> None:
         for i in range(7):
             with SQLiteStore.open(work / f"x{label[:3]}{i}.db") as fresh:
                 t0 = time.perf_counter()
-                report = capture_transcript(fresh, path, session_id="bench")
+                report = capture_transcript(fresh, path, reader=READER, session_id="bench")
                 timings.append(time.perf_counter() - t0)
         print(
             f"extract {label} transcript ({path.name}, {path.stat().st_size / 1e6:.1f} MB, "

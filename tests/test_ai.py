@@ -37,7 +37,6 @@ from cortexmem.ai import (
     ProviderUnavailable,
     Route,
     Routing,
-    content_hash,
     effective_route,
     embed,
     embedding_text,
@@ -46,6 +45,7 @@ from cortexmem.ai import (
 from cortexmem.ai import remote as remote_module
 from cortexmem.ai.remote import embed_remote, retry_after
 from cortexmem.ai.routing import load_routing, parse_route
+from cortexmem.model import content_hash
 
 LOCAL_MODEL = "local/all-MiniLM-L6-v2-int8"
 # Shaped like real keys, so a leak would be a leak; none of them is a real credential.
@@ -193,9 +193,11 @@ def test_embedding_text_labels_cannot_break_the_prefix():
 
 
 def test_content_hash_is_sha256_hex_of_the_text():
+    """One content hash for the whole program (``model.content_hash``): SHA-256 of the
+    whitespace-normalised text, so re-wrapped text hashes the same."""
     text = embedding_text("decision", "api", "use Redis")
 
-    assert content_hash(text) == hashlib.sha256(text.encode()).hexdigest()
+    assert content_hash(text) == hashlib.sha256(text.encode() + b"\x00").hexdigest()
     assert len(content_hash("")) == 64
     assert content_hash(text) != content_hash(embedding_text("gotcha", "api", "use Redis"))
     # re-wrapping the text does not change what is embedded, so not the hash either

@@ -24,6 +24,7 @@ from cortexmem.core.briefing import (
     is_high_value,
 )
 from cortexmem.core.tokens import count_tokens, estimate_tokens
+from cortexmem.hosts.claude_code import rules
 from cortexmem.model import Memory, SourceContext
 from cortexmem.services import briefing_cache
 from cortexmem.services.brief import anchor, make_briefing, mentioned_paths
@@ -206,6 +207,7 @@ def test_session_start_delivers_the_briefing_for_every_source_and_caches_it(repo
         branch, _ = ctx.paths.branch_and_commit()
         cache = briefing_cache.cache_path(str(ctx.paths.data_dir), branch, str(repo))
         token = briefing_cache.combined_token(str(ctx.paths.db), str(ctx.paths.global_db))
+    assert token is not None
     briefing_cache.write_cached(cache, token, "# planted\n")
     assert session_start(repo)["hookSpecificOutput"]["additionalContext"] == "# planted\n"
     # new knowledge invalidates it
@@ -222,7 +224,7 @@ def test_two_processes_writing_the_briefing_at_once_never_leave_it_half_written(
     data.mkdir(parents=True)
     texts = {"A": "A" * 200_000 + "\n", "B": "B" * 150_000 + "\n"}
     writer = (
-        "import sys; from cortexmem.services.briefing_cache import write_rules_file\n"
+        "import sys; from cortexmem.hosts.claude_code.rules import write_rules_file\n"
         "text = sys.argv[3] * int(sys.argv[4]) + '\\n'\n"
         "for i in range(60):\n"
         "    write_rules_file(sys.argv[1], sys.argv[2], text if i % 2 else text + ' ')\n"
@@ -231,7 +233,7 @@ def test_two_processes_writing_the_briefing_at_once_never_leave_it_half_written(
         subprocess.Popen([sys.executable, "-c", writer, str(worktree), str(data), "A", "200000"]),
         subprocess.Popen([sys.executable, "-c", writer, str(worktree), str(data), "B", "150000"]),
     ]
-    target = worktree / briefing_cache.RULES_FILE
+    target = worktree / rules.RULES_FILE
     seen = 0
     while any(p.poll() is None for p in procs):
         if target.exists():

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from cortexmem.core.extraction import to_memories
+from cortexmem.core.extraction.memories import to_memories
+from cortexmem.hosts.claude_code.reader import READER
 from cortexmem.services import capture
 from cortexmem.services.context import Context
 from cortexmem.services.ingest import ingest
@@ -58,12 +59,12 @@ def store(ctx: Context):
 def test_second_pass_reads_nothing_and_appends_are_read_once(store, tmp_path: Path):
     t = tmp_path / "s.jsonl"
     write(t, decisions(5))
-    first = capture.capture_transcript(store, t, session_id="sess-1")
+    first = capture.capture_transcript(store, t, reader=READER, session_id="sess-1")
     assert first.lines == 5 and first.events_added >= 5 and first.memories_added >= 5
-    again = capture.capture_transcript(store, t, session_id="sess-1")
+    again = capture.capture_transcript(store, t, reader=READER, session_id="sess-1")
     assert (again.lines, again.events_added, again.memories_added) == (0, 0, 0)
     write(t, decisions(8))
-    more = capture.capture_transcript(store, t, session_id="sess-1")
+    more = capture.capture_transcript(store, t, reader=READER, session_id="sess-1")
     assert more.lines == 3 and more.events_added >= 3
 
 
@@ -71,10 +72,10 @@ def test_a_half_written_last_line_waits_for_its_end(store, tmp_path: Path):
     t = tmp_path / "s.jsonl"
     full = decisions(3)
     write(t, full[:2], tail=full[2][:25])
-    report = capture.capture_transcript(store, t, session_id="sess-1")
+    report = capture.capture_transcript(store, t, reader=READER, session_id="sess-1")
     assert report.lines == 2 and report.partial_tail
     write(t, full)
-    report = capture.capture_transcript(store, t, session_id="sess-1")
+    report = capture.capture_transcript(store, t, reader=READER, session_id="sess-1")
     assert report.lines == 1 and report.events_added >= 1
     events = state(store)[0]
     assert len(events) == len(set(events))  # nothing twice
@@ -85,13 +86,13 @@ def test_a_rewritten_or_truncated_transcript_is_read_again_without_duplicates(
 ):
     t = tmp_path / "s.jsonl"
     write(t, decisions(6))
-    capture.capture_transcript(store, t, session_id="sess-1")
+    capture.capture_transcript(store, t, reader=READER, session_id="sess-1")
     before = state(store)
     write(t, decisions(2))  # truncated: shorter than the cursor
-    report = capture.capture_transcript(store, t, session_id="sess-1")
+    report = capture.capture_transcript(store, t, reader=READER, session_id="sess-1")
     assert report.restarted and report.events_added == 0
     write(t, [line(0, "We decided to keep one table per tenant instead of a shared one.")])
-    report = capture.capture_transcript(store, t, session_id="sess-1")
+    report = capture.capture_transcript(store, t, reader=READER, session_id="sess-1")
     assert report.restarted and report.events_added >= 1  # a different first line: rewritten
     assert set(before[0]) <= set(state(store)[0])
 
@@ -101,7 +102,7 @@ def test_a_crash_mid_way_loses_nothing_and_duplicates_nothing(ctx: Context, tmp_
     write(t, decisions(30))
     reference = tmp_path / "reference.db"
     with SQLiteStore.open(reference) as ref:
-        capture.capture_transcript(ref, t, session_id="sess-1", batch_lines=7)
+        capture.capture_transcript(ref, t, reader=READER, session_id="sess-1", batch_lines=7)
         expected = state(ref)
 
     store = ctx.writable("project")
@@ -116,11 +117,12 @@ def test_a_crash_mid_way_loses_nothing_and_duplicates_nothing(ctx: Context, tmp_
 
     with pytest.raises(RuntimeError, match="power cut"):
         capture.capture_transcript(
-            store, t, session_id="sess-1", batch_lines=7, memories_for=crash_on_third_batch
-        )
+            store, t, reader=READER, session_id="sess-1", batch_lines=7,
+            memories_for=crash_on_third_batch,
+        )  # fmt: skip
     cursor = store.get_cursor(str(t.resolve()))
     assert cursor is not None and cursor.line == 14  # two whole batches committed, no more
-    capture.capture_transcript(store, t, session_id="sess-1", batch_lines=7)
+    capture.capture_transcript(store, t, reader=READER, session_id="sess-1", batch_lines=7)
     assert state(store) == expected
 
 
@@ -128,11 +130,11 @@ def test_a_deadline_leaves_the_rest_for_later(ctx: Context, tmp_path: Path):
     t = tmp_path / "s.jsonl"
     write(t, decisions(50))
     report = capture.capture_session(
-        ctx, t, session_id="sess-1", deadline=time.monotonic(), live=False
+        ctx, t, reader=READER, session_id="sess-1", deadline=time.monotonic(), live=False
     )
     assert not report.finished
     capture.enqueue(ctx, t, "sess-1")
-    drained = capture.drain_queue(ctx)
+    drained = capture.drain_queue(ctx, reader=READER)
     assert drained.finished and not list(capture.queue_dir(ctx).glob("*.json"))
     store = ctx.require("project")
     assert sum(1 for e in store.iter_events() if e.kind == "decision") >= 50
@@ -141,7 +143,7 @@ def test_a_deadline_leaves_the_rest_for_later(ctx: Context, tmp_path: Path):
 def test_provenance_points_at_the_line(store, tmp_path: Path):
     t = tmp_path / "s.jsonl"
     write(t, [line(0, "hello"), *decisions(1, start=1)])
-    capture.capture_transcript(store, t, session_id="sess-1", commit="abc123")
+    capture.capture_transcript(store, t, reader=READER, session_id="sess-1", commit="abc123")
     event = next(e for e in store.iter_events() if e.kind == "decision")
     assert event.provenance.line == 2
     assert event.provenance.transcript_path == str(t.resolve())
@@ -153,7 +155,7 @@ def test_secrets_in_a_transcript_are_redacted_before_storing(store, tmp_path: Pa
     key = "sk-ant-api03-" + "A1b2C3d4E5f6G7h8I9j0" * 4
     t = tmp_path / "s.jsonl"
     write(t, [line(0, f"We decided to use the key {key} for the staging deploy.")])
-    capture.capture_transcript(store, t, session_id="sess-1")
+    capture.capture_transcript(store, t, reader=READER, session_id="sess-1")
     blob = json.dumps([e.to_dict() for e in store.iter_events()])
     blob += json.dumps([m.to_dict() for m in store.iter_memories()])
     assert key not in blob and "decided" in blob
@@ -164,19 +166,20 @@ def test_secrets_in_a_transcript_are_redacted_before_storing(store, tmp_path: Pa
 
 @pytest.mark.skipif(not EXAMPLES.exists(), reason="examples/ is not here")
 def test_ingest_routes_by_cwd_and_is_idempotent(tmp_path: Path, repo: Path):
-    first = ingest([EXAMPLES], into=repo)
+    first = ingest([EXAMPLES], reader=READER, into=repo)
     assert first.sessions >= 3 and not first.skipped
     totals = next(iter(first.projects.values()))
     assert totals["memories_added"] > 0
-    second = ingest([EXAMPLES], into=repo)
+    second = ingest([EXAMPLES], reader=READER, into=repo)
     assert all(t["events_added"] == 0 for t in second.projects.values())
-    unrouted = ingest([EXAMPLES])  # their cwd (/home/dev/payments-api) does not exist here
+    # their cwd (/home/dev/payments-api) does not exist here
+    unrouted = ingest([EXAMPLES], reader=READER)
     assert unrouted.sessions == 0 and all("is gone" in s.reason for s in unrouted.skipped)
 
 
 @pytest.mark.skipif(not TRANSCRIPTS.exists(), reason=f"{TRANSCRIPTS} is not here")
 def test_ingest_of_every_real_transcript(tmp_path: Path, repo: Path):
-    result = ingest([TRANSCRIPTS], into=repo)
+    result = ingest([TRANSCRIPTS], reader=READER, into=repo)
     assert result.sessions > 100 and not result.skipped
     with Context.for_cwd(repo) as ctx:
         counts = ctx.require("project").counts()
@@ -213,13 +216,13 @@ def test_a_result_written_after_a_pass_still_meets_its_call(store, tmp_path: Pat
     t = tmp_path / "s.jsonl"
     lines = [line(0, "hello"), tool_call(1, "toolu_a")]
     write(t, lines)
-    capture.capture_transcript(store, t, session_id="sess-1")
+    capture.capture_transcript(store, t, reader=READER, session_id="sess-1")
     assert store.get_cursor(str(t.resolve())).line == 1  # held before the open call
     write(t, [*lines, tool_result(2, "toolu_a", "1 failed, 2 passed", True), *decisions(1, 3)])
-    capture.capture_transcript(store, t, session_id="sess-1")
+    capture.capture_transcript(store, t, reader=READER, session_id="sess-1")
     kinds = sorted(e.kind for e in store.iter_events())
     assert kinds.count("test_run") == 1 and "error" in kinds and "decision" in kinds
-    again = capture.capture_transcript(store, t, session_id="sess-1")
+    again = capture.capture_transcript(store, t, reader=READER, session_id="sess-1")
     assert (again.lines, again.events_added) == (0, 0)
 
 
@@ -234,7 +237,7 @@ def test_knowledge_said_again_after_fading_comes_back_instead_of_twice(
     store = ctx.writable("project")
     first = tmp_path / "one.jsonl"
     write(first, [line(0, "We decided to use backend number 7 because it scales better.")])
-    capture.capture_transcript(store, first, session_id="sess-1")
+    capture.capture_transcript(store, first, reader=READER, session_id="sess-1")
     (memory,) = store.iter_memories()
     # decisions never fade; make it a convention the lifecycle can archive
     store._conn.execute("UPDATE memories SET memory_type = 'progress'")  # no public API for this
@@ -246,7 +249,7 @@ def test_knowledge_said_again_after_fading_comes_back_instead_of_twice(
     assert faded.status == "archived"
     again = tmp_path / "two.jsonl"  # another session states it again
     write(again, [line(0, "We decided to use backend number 7 because it scales better.")])
-    result = capture.capture_transcript(store, again, session_id="sess-2")
+    result = capture.capture_transcript(store, again, reader=READER, session_id="sess-2")
     assert (result.memories_added, len(list(store.iter_memories()))) == (0, 1)
     (back,) = store.iter_memories()
     assert back.status == "active" and back.confidence >= memory.confidence

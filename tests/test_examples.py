@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from cortexmem.hosts.claude_code.reader import READER
 from cortexmem.services.context import Context
 from cortexmem.services.ingest import ingest
 
@@ -21,7 +22,7 @@ def memories(
 ) -> list:
     project = tmp_path_factory.mktemp("payments-api")
     subprocess.run(["git", "init", "-q", str(project)], check=True)
-    ingest([EXAMPLES], into=project)
+    ingest([EXAMPLES], reader=READER, into=project)
     with Context.for_cwd(project) as ctx:
         return list(ctx.require("project").iter_memories())
 

@@ -6,14 +6,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cortexmem.core.extraction import (
-    EVENT_KINDS,
-    ExtractionContext,
-    Extractor,
-    entries_from_summary,
-    extract,
-    to_memories,
-)
 from cortexmem.core.extraction.commands import (
     commit_details,
     display_command,
@@ -23,10 +15,19 @@ from cortexmem.core.extraction.commands import (
     run_kind,
     runners,
 )
+from cortexmem.core.extraction.events import EVENT_KINDS, ExtractionContext
+from cortexmem.core.extraction.extractor import Extractor, extract
 from cortexmem.core.extraction.keywords import classify, find_markers
+from cortexmem.core.extraction.memories import to_memories
+from cortexmem.core.extraction.summaries import entries_from_summary
 from cortexmem.core.extraction.tags import find_tags
-from cortexmem.core.session import Block, Entry
-from cortexmem.hosts.claude_code.transcript import parse_file
+from cortexmem.core.session import Block, Entry, Role
+from cortexmem.hosts.claude_code.transcript import (
+    DIALECT,
+    parse_file,
+    tool_result_block,
+    tool_use_block,
+)
 
 from conftest import SHARED_DATA
 
@@ -45,7 +46,7 @@ class Session:
         self.branch = branch
         self.calls = 0
 
-    def _add(self, role: str, blocks: list[Block], **extra) -> None:
+    def _add(self, role: Role, blocks: list[Block], **extra) -> None:
         line = len(self.entries) + 1
         self.entries.append(
             Entry(
@@ -60,7 +61,7 @@ class Session:
             )
         )
 
-    def say(self, text: str, role: str = "assistant", branch: str | None = None, **extra):
+    def say(self, text: str, role: Role = "assistant", branch: str | None = None, **extra):
         self._add(role, [Block("text", text)], **extra)
         if branch is not None:
             self.entries[-1].branch = branch
@@ -71,17 +72,15 @@ class Session:
     ) -> Session:
         self.calls += 1
         call_id = f"toolu_{self.calls:03d}"
-        self._add("assistant", [Block("tool_use", tool_name=name, tool_input=tool_input,
-                                      tool_use_id=call_id)])  # fmt: skip
-        self._add("user", [Block("tool_result", output, tool_use_id=call_id, is_error=error,
-                                 result=result)])  # fmt: skip
+        self._add("assistant", [tool_use_block(name, tool_input, call_id)])
+        self._add("user", [tool_result_block(output, call_id, error, result)])
         return self
 
     def bash(self, command: str, output: str = "", *, error: bool = False) -> Session:
         return self.tool("Bash", {"command": command}, output, error=error)
 
     def events(self, ctx: ExtractionContext | None = None):
-        return extract(self.entries, ctx or ExtractionContext(session_id="s-1"))
+        return extract(self.entries, ctx or ExtractionContext(session_id="s-1", dialect=DIALECT))
 
 
 def kinds(events, *wanted: str) -> list[tuple[str, str]]:
@@ -233,7 +232,7 @@ def test_a_subagent_report_is_kept_and_read_for_markers():
 
 def test_a_result_without_its_call_and_a_call_without_its_result_yield_nothing():
     orphan = Entry(1, "user", [Block("tool_result", "ok", tool_use_id="toolu_zzz")])
-    dangling = Entry(2, "assistant", [Block("tool_use", tool_name="Bash", tool_use_id="t1")])
+    dangling = Entry(2, "assistant", [tool_use_block("Bash", {}, "t1")])
     assert extract([orphan, dangling]) == []
 
 
@@ -470,8 +469,19 @@ json_values = st.recursive(
     ),
     max_leaves=10,
 )
+
+
+def host_block(kind, text, tool_name, tool_input, tool_use_id, is_error, result) -> Block:
+    """A block as Claude Code's reader would make it (tool blocks carry their neutral call)."""
+    if kind == "tool_use":
+        return tool_use_block(tool_name, tool_input, tool_use_id)
+    if kind == "tool_result":
+        return tool_result_block(text, tool_use_id, is_error, result)
+    return Block(kind, text)
+
+
 blocks = st.builds(
-    Block,
+    host_block,
     kind=st.sampled_from(["text", "thinking", "tool_use", "tool_result", "image"]),
     text=texts,
     tool_name=st.sampled_from(
@@ -512,7 +522,7 @@ entries = st.builds(
 @settings(max_examples=300, deadline=None)
 @given(st.lists(entries, max_size=8))
 def test_extraction_never_raises(items: list[Entry]):
-    extractor = Extractor(ExtractionContext(session_id="s"))
+    extractor = Extractor(ExtractionContext(session_id="s", dialect=DIALECT))
     events = [e for entry in items for e in extractor.feed(entry)] + extractor.finish()
     to_memories(events)
 
@@ -528,7 +538,10 @@ def test_text_layers_never_raise(text: str, speaker: str):
 
 
 def real_events(path):
-    return extract(parse_file(path), ExtractionContext(session_id="s", transcript_path=str(path)))
+    return extract(
+        parse_file(path),
+        ExtractionContext(session_id="s", transcript_path=str(path), dialect=DIALECT),
+    )
 
 
 @pytest.mark.skipif(not RELIABILITY.exists(), reason=f"{RELIABILITY} is not here")

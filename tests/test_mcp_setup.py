@@ -14,6 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cortexmem.cli.app import cli
+from cortexmem.hosts.claude_code import install as hooks_setup
 from cortexmem.hosts.claude_code.mcp_config import (
     McpShapeError,
     find_ours,
@@ -23,7 +24,6 @@ from cortexmem.hosts.claude_code.mcp_config import (
     remove_server,
     server_entry,
 )
-from cortexmem.services import setup as hooks_setup
 
 CORTEX = "/opt/cortex/bin/cortex"
 HOOK = "/opt/cortex/bin/cortex-hook"
@@ -110,7 +110,7 @@ servers = st.dictionaries(
 
 @given(others=servers, extra=st.booleans())
 def test_remove_undoes_merge(others: dict, extra: bool):
-    config = {"mcpServers": others} if others or extra else {}
+    config: dict[str, object] = {"mcpServers": others} if others or extra else {}
     if extra:
         config["x-note"] = "kept"
     merged, action = merge_server(config, server_entry(CORTEX))

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from cortexmem.core.filters import MemoryFilter
-from cortexmem.store.migrations import all_migrations, head_version
+from cortexmem.store.migrations.loader import all_migrations, head_version
 from cortexmem.store.sqlite.store import SQLiteStore
 
 # Rows valid at each version, inserted before migrating (version -> statements).

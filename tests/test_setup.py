@@ -11,6 +11,7 @@ import os
 import shlex
 import string
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -18,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cortexmem.cli.app import cli
+from cortexmem.hosts.claude_code import install as hooks_setup
 from cortexmem.hosts.claude_code.settings import (
     HOOK_EVENTS,
     TIMEOUTS,
@@ -28,7 +30,6 @@ from cortexmem.hosts.claude_code.settings import (
     merge_hooks,
     remove_hooks,
 )
-from cortexmem.services import setup as hooks_setup
 
 CMD = "/opt/cortex/bin/cortex-hook"
 OTHER_EVENTS = ("Notification", "PermissionRequest", "SubagentStart", "InstructionsLoaded")
@@ -86,7 +87,7 @@ def write_json(path: Path, data: object) -> bytes:
     return raw
 
 
-EXISTING = {
+EXISTING: dict[str, Any] = {
     "$schema": "https://json.schemastore.org/claude-code-settings.json",
     "permissions": {"allow": ["Bash(git status)", "Bash(npm run *)"], "deny": ["Read(.env)"]},
     "env": {"NODE_ENV": "development"},
@@ -566,7 +567,7 @@ def test_hook_command_is_the_script_beside_the_interpreter(
     (folder / "python").touch()
     monkeypatch.setattr("sys.executable", str(folder / "python"))
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
-    from cortexmem.services.setup import hook_command
+    from cortexmem.hosts.claude_code.install import hook_command
 
     assert hook_command() == "cortex-hook"  # nowhere: the bare name (and a warning)
     (folder / "cortex-hook").touch()

@@ -9,7 +9,7 @@ import pytest
 from cortexmem.core.filters import MemoryFilter
 from cortexmem.errors import SchemaTooNew, StoreCorrupt
 from cortexmem.model import Edge, Event, Memory, Provenance
-from cortexmem.store.migrations import head_version
+from cortexmem.store.migrations.loader import head_version
 from cortexmem.store.sqlite.store import SQLiteStore
 
 

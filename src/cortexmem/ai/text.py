@@ -38,4 +38,3 @@ def embedding_text(memory_type: str | None, project: str | None, text: str) -> s
     if body:
         parts.append(body)
     return " ".join(parts)
-

@@ -125,7 +125,7 @@ def init(
     cortex init --setup --dry-run    show the diff, write nothing
     cortex init --uninstall [--user] remove Cortex's hooks and rules file
     """
-    from cortexmem.services import setup as hooks_setup
+    from cortexmem.hosts.claude_code import install as hooks_setup
 
     if do_setup and uninstall:
         raise click.UsageError("--setup and --uninstall cannot be combined")
@@ -134,7 +134,7 @@ def init(
     ctx = open_context(click_ctx)
     report = None
     if do_setup or uninstall:  # read and check the settings file before creating anything
-        project = hooks_setup.Target.for_scope("project", hooks_setup.project_dir(ctx.paths))
+        project = hooks_setup.Target.for_scope("project", hooks_setup.settings_root(ctx.paths))
         user_target = hooks_setup.Target.for_scope("user")
         target = user_target if user else project
         if uninstall:
@@ -621,11 +621,12 @@ def import_(click_ctx: click.Context, source: Any, is_global: bool, as_json: boo
 
 
 def _run_ingest(paths: list[Path], into: Path | None, as_json: bool) -> None:
+    from cortexmem.hosts.claude_code.reader import READER
     from cortexmem.services.ingest import Skipped, find_sessions, ingest
 
-    total = len(find_sessions(paths))
+    total = len(find_sessions(paths, READER))
     if as_json or not sys.stderr.isatty() or total == 0:
-        result = ingest(paths, into=into)
+        result = ingest(paths, reader=READER, into=into)
     else:
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
@@ -644,7 +645,7 @@ def _run_ingest(paths: list[Path], into: Path | None, as_json: bool) -> None:
                 mark = "skipped" if isinstance(outcome, Skipped) else "read"
                 bar.update(task, advance=1, description=f"{mark} {path.name[:40]}")
 
-            result = ingest(paths, into=into, on_progress=advance)
+            result = ingest(paths, reader=READER, into=into, on_progress=advance)
     if as_json:
         print_json(result.to_dict())
         return
@@ -689,7 +690,7 @@ def import_history(folder: Path | None, into: Path | None, as_json: bool) -> Non
 
     Sessions whose project folder no longer exists are listed and skipped (use --into).
     """
-    from cortexmem.services.ingest import DEFAULT_HISTORY
+    from cortexmem.hosts.claude_code.reader import DEFAULT_HISTORY
 
     folder = (folder or DEFAULT_HISTORY).expanduser()
     if not folder.is_dir():

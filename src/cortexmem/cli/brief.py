@@ -25,22 +25,28 @@ def brief(click_ctx: click.Context, branch: str | None, write: bool, as_json: bo
     came from. SessionStart delivers the same text (from a cache while nothing changed).
     """
     from cortexmem.cli.common import open_context, print_json
-    from cortexmem.services.brief import make_briefing
+    from cortexmem.services.brief import make_briefing, publish
 
     ctx = open_context(click_ctx)
-    result = make_briefing(ctx, branch=branch)
     written: list[str] = []
     if write:
-        from cortexmem.services.briefing_cache import RULES_FILE, write_rules_file
+        from cortexmem.errors import CortexError
+        from cortexmem.hosts.claude_code.rules import RULES_FILE, briefing_writer
         from cortexmem.services.projections import write_projections
 
         ctx.writable("project")
-        worktree = ctx.paths.worktree or ctx.paths.root
-        repo = ctx.paths.repo
-        git_dir = str(repo.common_dir) if repo is not None else None
-        if write_rules_file(str(worktree), str(ctx.paths.data_dir), result.markdown, git_dir):
+        published = publish(
+            ctx.paths, ctx=ctx, branch=branch, fresh=True, write=briefing_writer(ctx.paths)
+        )
+        if published.error is not None:
+            raise CortexError(f"{RULES_FILE} not written: {published.error}")
+        assert published.briefing is not None  # fresh: always built
+        result = published.briefing
+        if published.written:
             written.append(RULES_FILE)
         written += [f".cortex/{name}" for name in write_projections(ctx).written]
+    else:
+        result = make_briefing(ctx, branch=branch)
     if as_json:
         print_json(
             {

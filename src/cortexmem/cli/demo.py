@@ -18,6 +18,7 @@ from pathlib import Path
 
 from cortexmem.core.text import shorten
 from cortexmem.errors import CortexError
+from cortexmem.hosts.claude_code.reader import READER
 from cortexmem.services.context import Context
 from cortexmem.services.ingest import ingest
 from cortexmem.services.recall import recall
@@ -56,7 +57,7 @@ def run_demo(keep: bool = False) -> None:
     project.mkdir()
     try:
         console.print(Rule("1. capture: three Claude Code sessions from examples/"))
-        result = ingest([sessions], into=project)
+        result = ingest([sessions], reader=READER, into=project)
         for totals in result.projects.values():
             console.print(
                 f"  {totals['sessions']} sessions, {totals['lines']} transcript lines → "

@@ -34,7 +34,6 @@ def mcp_server(click_ctx: click.Context, project: Path | None, log_level: str) -
     remember, get, traverse, forget. Resources: cortex://status, cortex://decisions,
     cortex://plan. stdout carries only protocol messages; logs go to stderr.
     """
-    import os
 
     try:
         from cortexmem.mcp import server
@@ -42,7 +41,9 @@ def mcp_server(click_ctx: click.Context, project: Path | None, log_level: str) -
         raise click.ClickException(
             f"the MCP server needs the `mcp` package ({exc}); pip install 'mcp>=2.3,<3'"
         ) from None
-    if project is None and not os.environ.get("CLAUDE_PROJECT_DIR"):
+    from cortexmem.hosts.claude_code.payload import launched_for
+
+    if project is None and not launched_for():
         project = (click_ctx.find_root().obj or {}).get("cwd")
     server.run(project, log_level=log_level.upper())
 

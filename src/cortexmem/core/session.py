@@ -1,8 +1,11 @@
 """Host-neutral records of what happened in a session: the input of extraction.
 
-A host adapter (the Claude Code transcript parser, a subagent's structured work summary, a
-future host) turns its own format into ``Entry`` records; extraction only ever sees these. That
-keeps extraction pure and lets new sources feed it without touching it.
+A host adapter (a host's transcript parser, a subagent's structured work summary, a
+future host such as Codex CLI or Gemini CLI) turns its own format into ``Entry`` records;
+extraction only ever sees these. Tool calls arrive as ``ToolCall`` / ``ToolResult`` with a
+neutral ``kind`` and the fields extraction reads already pulled out of the host's payload, and
+what a host writes into the conversation without anyone speaking is described by a ``Dialect``
+the host hands in. That keeps extraction pure and lets new hosts feed it without touching it.
 """
 
 from __future__ import annotations
@@ -12,9 +15,92 @@ from typing import Any, Final, Literal
 
 BlockKind = Literal["text", "thinking", "tool_use", "tool_result", "image"]
 Role = Literal["user", "assistant", "system", "summary"]
+# What a tool call does, whatever the host calls the tool.
+ToolKind = Literal[
+    "edit",  # changes a file in place
+    "write",  # writes a whole file (creates it or replaces it)
+    "shell",  # runs a shell command
+    "plan",  # proposes a plan for the person to approve
+    "todo",  # sets the whole to-do list
+    "task_create",  # adds one step to the to-do list
+    "task_update",  # changes one step's status
+    "subagent",  # delegates to a subagent and returns its report
+    "read",
+    "search",
+    "other",
+]
 
 BLOCK_KINDS: Final = ("text", "thinking", "tool_use", "tool_result", "image")
 ROLES: Final = ("user", "assistant", "system", "summary")
+TOOL_KINDS: Final = (
+    "edit", "write", "shell", "plan", "todo", "task_create", "task_update", "subagent", "read",
+    "search", "other",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call, as extraction needs it.
+
+    ``kind`` decides what the call means; ``name`` is the host's own name for the tool, kept
+    so events read the way the session did ("<tool> app.py failed"). The other fields are what
+    the host's input says, already found in it: ``path`` (the file an edit or write touches),
+    ``pattern`` (what a search looks for), ``command`` and ``description`` (shell),
+    ``plan`` (a proposed plan), ``steps`` (a whole to-do list as ``(text, status)``; ``None``
+    when the input had no list), ``subject`` / ``task_id`` / ``status`` (one to-do step),
+    ``agent`` (a subagent's type).
+    """
+
+    kind: ToolKind
+    name: str
+    call_id: str | None = None
+    path: str = ""
+    pattern: str = ""
+    command: str = ""
+    description: str = ""
+    plan: str = ""
+    steps: tuple[tuple[str, str], ...] | None = None
+    subject: str = ""
+    task_id: str | None = None
+    status: str | None = None
+    agent: str = ""
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What a tool call returned, as extraction needs it.
+
+    ``text`` is the result flattened to text (possibly cut); ``refused`` means the person
+    declined the call (a choice, not a failure); ``output`` is the command's own output when
+    the host keeps it apart from ``text``; ``path`` the file the host says it touched,
+    ``created`` whether a write made a new file, ``task_id`` the id a new to-do step got.
+    """
+
+    call_id: str | None
+    text: str = ""
+    is_error: bool = False
+    refused: bool = False
+    output: str = ""
+    path: str = ""
+    created: bool = False
+    task_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """What a host writes into a conversation that nobody said, so prose extraction skips it.
+
+    ``injected_tags``: regular expressions of tag names whose whole element the host inserted
+    (``<name>...</name>``); ``injected_prefixes``: how a user turn the host wrote begins;
+    ``summary_preamble``: a regular expression of the boilerplate before a compaction summary.
+    """
+
+    injected_tags: tuple[str, ...] = ()
+    injected_prefixes: tuple[str, ...] = ()
+    summary_preamble: str | None = None
+
+
+PLAIN: Final = Dialect()
 
 
 @dataclass
@@ -22,10 +108,11 @@ class Block:
     """One piece of a message.
 
     - ``text`` / ``thinking``: ``text`` holds the words.
-    - ``tool_use``: ``tool_name``, ``tool_input`` and ``tool_use_id``.
-    - ``tool_result``: ``tool_use_id``, ``text`` (the result flattened to text, possibly
-      truncated), ``is_error``, and ``result`` (the host's structured result, e.g. Claude Code's
-      ``toolUseResult``: Bash stdout/stderr, Edit filePath, TodoWrite newTodos ...).
+    - ``tool_use``: ``call`` (what extraction reads); ``tool_name``, ``tool_input`` and
+      ``tool_use_id`` keep the host's own record of it.
+    - ``tool_result``: ``outcome`` (what extraction reads); ``tool_use_id``, ``text`` (the
+      result flattened to text, possibly truncated), ``is_error`` and ``result`` (the host's
+      structured result, opaque to the core) keep the host's own record of it.
     - ``image``: nothing but its kind (images are never stored).
     """
 
@@ -36,6 +123,8 @@ class Block:
     tool_use_id: str | None = None
     is_error: bool = False
     result: dict[str, Any] | None = None
+    call: ToolCall | None = None
+    outcome: ToolResult | None = None
 
 
 @dataclass
@@ -67,3 +156,44 @@ class Entry:
     def text(self) -> str:
         """The entry's words (text blocks only), joined by blank lines."""
         return "\n\n".join(b.text for b in self.blocks if b.kind == "text" and b.text)
+
+
+# ----------------------------------------------------------------- reading a transcript
+
+
+@dataclass(frozen=True, slots=True)
+class RawLine:
+    """One complete line: its 1-based number, byte span ``[start, end)`` (``end`` is just past
+    the newline, i.e. where the next read starts) and its bytes (``None`` when oversized)."""
+
+    number: int
+    start: int
+    end: int
+    data: bytes | None
+
+
+@dataclass
+class ParseStats:
+    """What a read saw, so a caller can report it rather than lose it silently."""
+
+    lines: int = 0
+    entries: int = 0
+    blank: int = 0
+    malformed: int = 0
+    oversized: int = 0
+    skipped_types: dict[str, int] = field(default_factory=dict)
+    partial_tail: bool = False
+
+    def skip(self, kind: str) -> None:
+        self.skipped_types[kind] = self.skipped_types.get(kind, 0) + 1
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """What a transcript says about itself in its first lines."""
+
+    session_id: str | None
+    cwd: str | None
+    branch: str | None
+    version: str | None
+    first_timestamp: str | None

@@ -23,7 +23,6 @@ from __future__ import annotations
 import inspect
 import json
 import logging
-import os
 import sqlite3
 import sys
 from collections.abc import Callable
@@ -85,13 +84,15 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
 
 def project_dir() -> Path:
-    """``$CLAUDE_PROJECT_DIR`` when it names a folder, else the working directory."""
-    env = os.environ.get("CLAUDE_PROJECT_DIR")
-    if env and Path(env).is_dir():
-        return Path(env)
-    if env:
+    """``$CLAUDE_PROJECT_DIR`` when it names a folder, else the working directory (the one rule
+    of ``hosts.claude_code.payload.project_dir``), with a warning when it names none."""
+    from cortexmem.hosts.claude_code.payload import launched_for
+    from cortexmem.hosts.claude_code.payload import project_dir as claude_project_dir
+
+    env = launched_for()
+    if env and not Path(env).is_dir():
         log.warning("CLAUDE_PROJECT_DIR=%s is not a folder; using %s", env, Path.cwd())
-    return Path.cwd()
+    return claude_project_dir()
 
 
 def _dump(data: Any) -> str:

@@ -113,9 +113,9 @@ class RecallServer:
         if message in self.logged:
             return
         self.logged.add(message)
-        from cortexmem.hosts.claude_code.hooklog import log_line
+        from cortexmem.project.log import log_line
 
-        log_line({}, message, self.ctx.paths.log)
+        log_line(self.ctx.paths.log, message)
 
     def _stores_changed(self) -> bool:
         """Whether a store changed since the last look (one cheap query per store), so an

@@ -1,5 +1,10 @@
 """The briefing: gathered from the stores, anchored in reality, built under its budget,
-cached per (branch, cwd), delivered as SessionStart context and as a rules file.
+cached per (branch, cwd), and published (``publish``) one way for every caller: SessionStart's
+context, the file a host's assistant reads (written by a writer the host hands in), ``cortex
+brief --write``.
+
+``publish`` serves from the cache with the standard library alone (a SessionStart on a cache hit
+must not pay for the store or the builder), so what the builder needs is imported when it runs.
 
 Reality anchoring: a memory that names repository files (``app/retry.py``) none of which
 exists any more is flagged, or dropped when it describes the state of work (progress,
@@ -10,16 +15,18 @@ and context from other branches never reach the pool: the branch filter drops th
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from cortexmem.core.briefing import SECTIONS, Briefing, BriefingInput, Item, Plan, PlanStep, build
-from cortexmem.core.filters import MemoryFilter
-from cortexmem.core.ranking import access_score, centrality, rank_score
-from cortexmem.core.tokens import count_tokens
-from cortexmem.model import BRANCH_SCOPED_TYPES
 from cortexmem.services import briefing_cache
-from cortexmem.services.context import Context
+
+if TYPE_CHECKING:
+    from cortexmem.core.briefing import Briefing, BriefingInput, Plan
+    from cortexmem.project.paths import ProjectPaths
+    from cortexmem.services.context import Context
 
 POOL_PER_LINE = 4
 BRANCH_BOOST = 0.1
@@ -36,6 +43,8 @@ def mentioned_paths(text: str) -> list[str]:
 
 def anchor(memory, worktree: Path | None, branch: str | None) -> tuple[bool, str]:
     """(keep, note) for one memory against the working tree and the current branch."""
+    from cortexmem.model import BRANCH_SCOPED_TYPES
+
     notes = []
     if worktree is not None:
         paths = mentioned_paths(memory.content)
@@ -49,12 +58,14 @@ def anchor(memory, worktree: Path | None, branch: str | None) -> tuple[bool, str
 
 
 def active_plan(ctx: Context, branch: str | None) -> Plan | None:
-    """The newest TodoWrite plan of this branch with its latest step statuses, if unfinished."""
+    """The newest to-do list of this branch with its latest step statuses, if unfinished."""
+    from cortexmem.core.briefing import Plan, PlanStep
+
     store = ctx.store("project")
     if store is None:
         return None
     for plan in store.recent_events(("plan",), 20):
-        if plan.payload.get("tool") == "ExitPlanMode" or not plan.payload.get("steps"):
+        if plan.payload.get("call") == "plan" or not plan.payload.get("steps"):
             continue
         if branch and plan.provenance.branch and plan.provenance.branch != branch:
             continue
@@ -73,6 +84,10 @@ def active_plan(ctx: Context, branch: str | None) -> Plan | None:
 
 
 def gather(ctx: Context, branch: str | None, now: datetime) -> BriefingInput:
+    from cortexmem.core.briefing import SECTIONS, BriefingInput, Item
+    from cortexmem.core.filters import MemoryFilter
+    from cortexmem.core.ranking import access_score, centrality, rank_score
+
     flt = MemoryFilter(branch=branch)
     worktree = ctx.paths.worktree
     items: list[Item] = []
@@ -98,35 +113,73 @@ def make_briefing(
     ctx: Context, *, branch: str | None = None, now: datetime | None = None
 ) -> Briefing:
     """Build the briefing fresh (no cache)."""
+    from cortexmem.core.briefing import build
+    from cortexmem.core.tokens import count_tokens
+
     if branch is None:
         branch, _ = ctx.paths.branch_and_commit()
     return build(gather(ctx, branch, now or datetime.now(UTC)), count_tokens)
 
 
-def briefing_markdown(ctx: Context, *, cwd: Path | None = None) -> tuple[str, bool]:
-    """``(markdown, served from cache)`` for the current branch and ``cwd``."""
-    branch, _ = ctx.paths.branch_and_commit()
-    where = str(cwd or ctx.paths.worktree or ctx.paths.root)
-    path = briefing_cache.cache_path(str(ctx.paths.data_dir), branch, where)
-    token = (
-        briefing_cache.combined_token(str(ctx.paths.db), str(ctx.paths.global_db))
-        if ctx.exists("project")
-        else None
-    )
-    if token is not None:
-        cached = briefing_cache.read_cached(path, token)
-        if cached is not None:
-            return cached, True
-    markdown = make_briefing(ctx, branch=branch).markdown
-    if token is not None:
-        briefing_cache.write_cached(path, token, markdown)
-    return markdown, False
+@dataclass(frozen=True)
+class Published:
+    """What ``publish`` did: the markdown, whether it came from the cache, whether the host's
+    file changed, the ``Briefing`` when one was built, and why the file could not be written."""
+
+    markdown: str
+    cached: bool
+    written: bool = False
+    briefing: Briefing | None = None
+    error: str | None = None
 
 
-def deliver(ctx: Context, *, cwd: Path | None = None) -> str:
-    """The briefing, also written to ``.claude/rules/cortex-briefing.md`` (when it changed)."""
-    markdown, _ = briefing_markdown(ctx, cwd=cwd)
-    worktree = ctx.paths.worktree or ctx.paths.root
-    if ctx.exists("project"):
-        briefing_cache.write_rules_file(str(worktree), str(ctx.paths.data_dir), markdown)
-    return markdown
+def publish(
+    paths: ProjectPaths,
+    *,
+    write: Callable[[str], bool] | None,
+    ctx: Context | None = None,
+    cwd: Path | None = None,
+    branch: str | None = None,
+    fresh: bool = False,
+    timeout: float = 2.0,
+) -> Published:
+    """The briefing for ``branch`` (default: the current one) and ``cwd``, served from the cache
+    while nothing it was made from changed (else built and cached; ``fresh``: built, cache left
+    alone), then handed to the host's ``write`` (its rules file; ``None``: not written).
+
+    ``paths`` are the project's, resolved once by the caller; ``ctx`` is an open context if the
+    caller has one, else one is opened only on a cache miss (waiting at most ``timeout`` for a
+    busy store). The store's token is computed once. A file that cannot be written is reported
+    in ``error``, never raised: the briefing still reaches the session.
+    """
+    if branch is None:
+        branch, _ = paths.branch_and_commit()
+    markdown: str | None = None
+    token: str | None = None
+    cache = ""
+    if not fresh:
+        where = str(cwd or paths.worktree or paths.root)
+        cache = briefing_cache.cache_path(str(paths.data_dir), branch, where)
+        if paths.db.is_file():
+            token = briefing_cache.combined_token(str(paths.db), str(paths.global_db))
+        markdown = briefing_cache.read_cached(cache, token) if token else None
+    cached = markdown is not None
+    briefing = None
+    if markdown is None:
+        if ctx is None:
+            from cortexmem.services.context import Context, default_timeout
+
+            with Context(paths, timeout=min(default_timeout(), timeout)) as own:
+                briefing = make_briefing(own, branch=branch)
+        else:
+            briefing = make_briefing(ctx, branch=branch)
+        markdown = briefing.markdown
+        if token is not None:
+            briefing_cache.write_cached(cache, token, markdown)
+    written, error = False, None
+    if write is not None:
+        try:
+            written = write(markdown)
+        except (OSError, TimeoutError) as exc:
+            error = str(exc)
+    return Published(markdown, cached, written, briefing, error)

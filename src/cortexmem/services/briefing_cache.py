@@ -1,15 +1,14 @@
-"""The briefing cache and the briefing file: stdlib only, so SessionStart serves a cached
-briefing in milliseconds without importing the store, the model or the briefing builder (the
-token query comes from ``store.sqlite.token``, which is stdlib only too).
+"""The briefing cache: stdlib only, so SessionStart serves a cached briefing in milliseconds
+without importing the store, the model or the briefing builder (the token query comes from
+``store.sqlite.token``, which is stdlib only too).
 
 * Cache: ``.cortex/cache/briefing-<hash of branch and cwd>.json`` holding the markdown and the
   store's *token* when it was built. The token (newest memory and event, active count, newest
   update) changes with every extraction, lifecycle or consolidation change, so a cached
   briefing is served only while nothing it was made from has changed.
-* File: ``.claude/rules/cortex-briefing.md``, which Claude Code loads at session start. Written
-  atomically (a unique temporary file renamed over it) under a PID lock file with stale-lock
-  detection, so concurrent sessions never leave it half-written; unchanged content is not
-  rewritten.
+* Lock: ``PidLock``, a PID lock file with stale-lock detection, under which a host writes the
+  briefing where its assistant reads it (Claude Code: ``hosts.claude_code.rules``), so
+  concurrent sessions never leave that file half-written.
 """
 
 from __future__ import annotations
@@ -23,7 +22,6 @@ import time
 from cortexmem.project.files import write_atomic
 from cortexmem.store.sqlite.token import file_token
 
-RULES_FILE = os.path.join(".claude", "rules", "cortex-briefing.md")
 LOCK_NAME = "briefing.lock"
 LOCK_WAIT = 2.0
 STALE_AFTER = 30.0
@@ -118,31 +116,3 @@ class PidLock:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.path)
             self.held = False
-
-
-def exclude_from_git(git_common_dir: str, pattern: str) -> None:
-    """List ``pattern`` in the repository's own ``info/exclude`` (local to this clone; the
-    project's .gitignore is never touched): the briefing is per person and per session."""
-    path = os.path.join(git_common_dir, "info", "exclude")
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except FileNotFoundError:
-        text = ""
-    if pattern in text.split("\n"):
-        return
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "a", encoding="utf-8") as fh:
-        fh.write(("" if not text or text.endswith("\n") else "\n") + pattern + "\n")
-
-
-def write_rules_file(
-    worktree: str, data_dir: str, markdown: str, git_common_dir: str | None = None
-) -> bool:
-    """Write ``.claude/rules/cortex-briefing.md`` under the lock; True if it changed. Inside a
-    git repository the file is listed in ``info/exclude`` so it never shows as a change."""
-    with PidLock(os.path.join(data_dir, LOCK_NAME)):
-        if git_common_dir:
-            with contextlib.suppress(OSError):
-                exclude_from_git(git_common_dir, "/" + RULES_FILE.replace(os.sep, "/"))
-        return write_atomic(os.path.join(worktree, RULES_FILE), markdown)

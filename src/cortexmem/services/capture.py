@@ -23,14 +23,16 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
-from cortexmem.core.extraction import ExtractionContext, Extractor, to_memories
+from cortexmem.core.extraction.events import ExtractionContext
+from cortexmem.core.extraction.extractor import Extractor
+from cortexmem.core.extraction.memories import to_memories
 from cortexmem.core.observations import to_observations
-from cortexmem.hosts.claude_code import spool as observe
-from cortexmem.hosts.claude_code.transcript import ParseStats, iter_entries, subagent_transcripts
+from cortexmem.core.session import Dialect, Entry, ParseStats, RawLine, SessionInfo
 from cortexmem.model import Event, ExtractionCursor, Provenance
 from cortexmem.project.git import changed_files
 from cortexmem.services.context import Context
@@ -82,6 +84,27 @@ class CaptureReport:
         }
 
 
+class TranscriptReader(Protocol):
+    """What capture needs from a host, handed in by the host (``hosts.claude_code.reader``):
+    its transcripts as neutral entries line by line, its subagents' transcripts, what it
+    writes into messages without anyone speaking, and its tool hooks' spool."""
+
+    @property
+    def dialect(self) -> Dialect: ...
+
+    def iter_entries(
+        self, path: Path, offset: int = 0, line: int = 0, stats: ParseStats | None = None
+    ) -> Iterator[tuple[Entry | None, RawLine]]: ...
+
+    def subagent_transcripts(self, session_path: Path) -> list[Path]: ...
+
+    def session_info(self, path: Path) -> SessionInfo: ...
+
+    def spool_path(self, session_id: str) -> str: ...
+
+    def read_spool(self, path: str, offset: int = 0) -> tuple[list[dict[str, object]], int]: ...
+
+
 # ----------------------------------------------------------------- cursors
 
 
@@ -118,6 +141,7 @@ def capture_transcript(
     store: EventStore,
     path: Path,
     *,
+    reader: TranscriptReader,
     session_id: str | None = None,
     branch: str | None = None,
     commit: str | None = None,
@@ -138,6 +162,7 @@ def capture_transcript(
             branch=branch,
             commit=commit,
             project=project,
+            dialect=reader.dialect,
         )
     )
     stats = ParseStats()
@@ -168,7 +193,7 @@ def capture_transcript(
         report.add(store.record_capture(events, memories_for, cursor))
         events, pending_lines = [], 0
 
-    for entry, raw in iter_entries(path, offset, line, stats):
+    for entry, raw in reader.iter_entries(path, offset, line, stats):
         if entry is not None:
             report.entries += 1
             events.extend(extractor.feed(entry))
@@ -201,11 +226,13 @@ def capture_transcript(
     return report
 
 
-def session_transcripts(transcript: Path, agent_transcript: Path | None = None) -> list[Path]:
-    """The session's transcript, then its subagents' (both on-disk layouts)."""
+def session_transcripts(
+    reader: TranscriptReader, transcript: Path, agent_transcript: Path | None = None
+) -> list[Path]:
+    """The session's transcript, then its subagents' (as the host lays them out)."""
     paths = [transcript] if transcript.is_file() else []
     if transcript.is_file():
-        paths += subagent_transcripts(transcript)
+        paths += reader.subagent_transcripts(transcript)
     if agent_transcript is not None and agent_transcript.is_file():
         paths.append(agent_transcript)
     seen: set[Path] = set()
@@ -221,9 +248,11 @@ def session_transcripts(transcript: Path, agent_transcript: Path | None = None) 
 # ----------------------------------------------------------------- observations
 
 
-def drain_observations(store: EventStore, session_id: str, branch: str | None = None) -> int:
+def drain_observations(
+    store: EventStore, reader: TranscriptReader, session_id: str, branch: str | None = None
+) -> int:
     """Move the session's spooled observations into the store (exactly once, by cursor)."""
-    spool = observe.spool_path(session_id)
+    spool = reader.spool_path(session_id)
     if not os.path.exists(spool):
         return 0
     key = "spool:" + spool
@@ -231,7 +260,7 @@ def drain_observations(store: EventStore, session_id: str, branch: str | None = 
     offset = cursor.offset if cursor else 0
     if os.path.getsize(spool) < offset:
         offset = 0  # the spool was replaced: read it again (unique call ids keep it exact)
-    records, end = observe.read_spool(spool, offset)
+    records, end = reader.read_spool(spool, offset)
     if end == offset:
         return 0
     result = store.record_capture(
@@ -250,6 +279,7 @@ def capture_session(
     ctx: Context,
     transcript: Path | None,
     *,
+    reader: TranscriptReader,
     session_id: str | None,
     agent_transcript: Path | None = None,
     deadline: float | None = None,
@@ -265,10 +295,10 @@ def capture_session(
     branch, commit = ctx.paths.branch_and_commit() if live else (None, None)
     report = CaptureReport()
     if session_id:
-        report.observations_added = drain_observations(store, session_id, branch)
+        report.observations_added = drain_observations(store, reader, session_id, branch)
     if live and git_status and ctx.paths.repo is not None:
         record_working_tree(store, ctx, session_id, branch, commit)
-    paths = session_transcripts(transcript, agent_transcript) if transcript else []
+    paths = session_transcripts(reader, transcript, agent_transcript) if transcript else []
     if transcript is None and agent_transcript is not None and agent_transcript.is_file():
         paths = [agent_transcript]
     for path in paths:
@@ -279,6 +309,7 @@ def capture_session(
             capture_transcript(
                 store,
                 path,
+                reader=reader,
                 session_id=session_id,
                 branch=branch,
                 commit=commit,
@@ -337,7 +368,9 @@ def enqueue(ctx: Context, transcript: Path, session_id: str | None) -> Path:
     return target
 
 
-def drain_queue(ctx: Context, deadline: float | None = None) -> CaptureReport:
+def drain_queue(
+    ctx: Context, *, reader: TranscriptReader, deadline: float | None = None
+) -> CaptureReport:
     """Finish transcripts a hook had to leave unread; each leaves the queue once fully read."""
     report = CaptureReport()
     folder = queue_dir(ctx)
@@ -358,7 +391,7 @@ def drain_queue(ctx: Context, deadline: float | None = None) -> CaptureReport:
             item.unlink(missing_ok=True)
             continue
         part = capture_session(
-            ctx, transcript, session_id=session_id, deadline=deadline, live=False
+            ctx, transcript, reader=reader, session_id=session_id, deadline=deadline, live=False
         )
         report.transcripts += part.transcripts
         report.observations_added += part.observations_added

@@ -8,16 +8,15 @@ behind. Write paths create it (with its .gitignore).
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from cortexmem import settings
 from cortexmem.errors import CortexError
 from cortexmem.project.paths import ProjectPaths, ensure_data_dir, resolve
 from cortexmem.store.protocols import Store
 from cortexmem.store.sqlite.store import SQLiteStore
-from cortexmem.store.sqlite.tx import DEFAULT_TIMEOUT
 
 Scope = Literal["project", "global"]
 SCOPES: tuple[Scope, ...] = ("project", "global")
@@ -25,10 +24,7 @@ SCOPES: tuple[Scope, ...] = ("project", "global")
 
 def default_timeout() -> float:
     """How long to wait for a busy store: 30 s, or ``$CORTEX_DB_TIMEOUT`` seconds."""
-    try:
-        return max(0.0, float(os.environ["CORTEX_DB_TIMEOUT"]))
-    except (KeyError, ValueError):
-        return DEFAULT_TIMEOUT
+    return settings.db_timeout()
 
 
 @dataclass

@@ -12,11 +12,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cortexmem.hosts.claude_code.transcript import session_info, subagent_transcripts
-from cortexmem.services.capture import CaptureReport, capture_session
+from cortexmem.services.capture import CaptureReport, TranscriptReader, capture_session
 from cortexmem.services.context import Context
-
-DEFAULT_HISTORY = Path("~/.claude/projects")
 
 
 @dataclass
@@ -53,7 +50,7 @@ def _is_subagent_file(path: Path) -> bool:
     return path.name.startswith("agent-") or path.parent.name == "subagents"
 
 
-def find_sessions(paths: Iterable[Path]) -> list[Path]:
+def find_sessions(paths: Iterable[Path], reader: TranscriptReader) -> list[Path]:
     """Session transcripts under ``paths`` (files or folders), in a stable order.
 
     Subagent transcripts are not listed on their own: they are read with their session. Ones
@@ -66,7 +63,7 @@ def find_sessions(paths: Iterable[Path]) -> list[Path]:
         found = sorted(root.rglob("*.jsonl")) if root.is_dir() else [root]
         for path in found:
             (agents if _is_subagent_file(path) else sessions).append(path)
-    claimed = {p.resolve() for s in sessions if s.is_file() for p in subagent_transcripts(s)}
+    claimed = {p.resolve() for s in sessions if s.is_file() for p in reader.subagent_transcripts(s)}
     orphans = [a for a in agents if a.resolve() not in claimed]
     seen: set[Path] = set()
     out = []
@@ -81,15 +78,16 @@ def find_sessions(paths: Iterable[Path]) -> list[Path]:
 def ingest(
     paths: Iterable[Path],
     *,
+    reader: TranscriptReader,
     into: Path | None = None,
     on_progress: Callable[[Path, CaptureReport | Skipped], None] | None = None,
 ) -> IngestResult:
-    sessions = find_sessions(paths)
+    sessions = find_sessions(paths, reader)
     result = IngestResult()
     contexts: dict[Path, Context] = {}
     try:
         for path in sessions:
-            outcome = _ingest_one(path, into, contexts, result)
+            outcome = _ingest_one(path, reader, into, contexts, result)
             if on_progress is not None:
                 on_progress(path, outcome)
     finally:
@@ -99,14 +97,18 @@ def ingest(
 
 
 def _ingest_one(
-    path: Path, into: Path | None, contexts: dict[Path, Context], result: IngestResult
+    path: Path,
+    reader: TranscriptReader,
+    into: Path | None,
+    contexts: dict[Path, Context],
+    result: IngestResult,
 ) -> CaptureReport | Skipped:
     if not path.is_file():
         skipped = Skipped(str(path), "no such file")
         result.skipped.append(skipped)
         return skipped
     try:
-        info = session_info(path)
+        info = reader.session_info(path)
     except OSError as exc:
         skipped = Skipped(str(path), f"cannot read: {exc.strerror or exc}")
         result.skipped.append(skipped)
@@ -126,7 +128,7 @@ def _ingest_one(
     if key not in contexts:
         contexts[key] = Context.for_cwd(key)
     ctx = contexts[key]
-    report = capture_session(ctx, path, session_id=info.session_id, live=False)
+    report = capture_session(ctx, path, reader=reader, session_id=info.session_id, live=False)
     result.sessions += 1
     result.add(str(ctx.paths.root), report)
     return report

@@ -6,7 +6,7 @@ from typing import Any
 
 from cortexmem import __version__
 from cortexmem.services.context import SCOPES, Context
-from cortexmem.store.migrations import head_version
+from cortexmem.store.migrations.loader import head_version
 from cortexmem.store.sqlite.tx import fts5_available
 
 

@@ -9,16 +9,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-from cortexmem.core.session import Entry
+from cortexmem.core.session import PLAIN, Dialect, Entry
 from cortexmem.model import Event, Provenance, normalise_time, utc_now
 
 # kind -> what it records
 EVENT_KINDS: Final[dict[str, str]] = {
     "decision": "a choice made, usually with its reason (keyword or self-report)",
     "rejected": "an alternative considered and turned down",
-    "plan": "a plan: ExitPlanMode's plan, or the set of a TodoWrite list",
-    "plan_step": "one step of a plan with its status (TodoWrite, TaskCreate/TaskUpdate)",
-    "file_modified": "a file created or changed by Edit / MultiEdit / Write / NotebookEdit",
+    "plan": "a plan: one proposed for approval, or the set of a whole to-do list",
+    "plan_step": "one step of a plan with its status (a to-do list, or one step added or updated)",
+    "file_modified": "a file created or changed by an edit or write tool call",
     "command": "a shell command run, with whether it succeeded",
     "test_run": "a test or check run (pytest, jest, cargo test, mypy, ruff ...) and its outcome",
     "error": "a tool call that failed, with its first meaningful error line",
@@ -32,8 +32,8 @@ EVENT_KINDS: Final[dict[str, str]] = {
     "pattern": "a convention flagged with [MEMORY:pattern]",
     "architecture": "a structural fact flagged with [MEMORY:architecture]",
     "progress": "a progress note flagged with [MEMORY:progress]",
-    "subagent_summary": "the report a subagent (Task / Agent) returned",
-    "compact_summary": "the summary Claude Code wrote when it compacted the context",
+    "subagent_summary": "the report a subagent returned",
+    "compact_summary": "the summary the host wrote when it compacted the context",
     "session_summary": "a session title record (older transcripts' summary lines)",
     "working_tree": "files changed but not committed when a session stopped",
 }
@@ -46,7 +46,8 @@ class ExtractionContext:
     """What is known about the whole pass rather than one line.
 
     ``branch`` and ``commit`` describe a live session (from git); a backfill leaves them empty
-    and each line's own ``gitBranch`` is used.
+    and each line's own branch is used. ``dialect`` is what the host writes into messages
+    without anyone speaking (handed in by the host's reader).
     """
 
     session_id: str | None = None
@@ -54,6 +55,7 @@ class ExtractionContext:
     branch: str | None = None
     commit: str | None = None
     project: str | None = None
+    dialect: Dialect = PLAIN
 
 
 def clip(text: str, limit: int = MAX_CONTENT) -> str:

@@ -14,7 +14,7 @@ from typing import Final
 
 from cortexmem.core.extraction.events import EventFactory, ExtractionContext
 from cortexmem.core.extraction.keywords import find_markers
-from cortexmem.core.extraction.prose import is_host_text
+from cortexmem.core.extraction.prose import injected, is_host_text
 from cortexmem.core.extraction.structural import StructuralLayer
 from cortexmem.core.extraction.tags import SELF_REPORT_CONFIDENCE, find_tags
 from cortexmem.core.session import Entry
@@ -34,12 +34,6 @@ SALIENCE: Final = {
 }
 SUBAGENT_DISCOUNT: Final = 0.9
 _SUMMARY_HEADING: Final = re.compile(r"^\s*(?:#+\s*)?Summary:?\s*$", re.MULTILINE)
-# What Claude Code writes before every compaction summary: no information in it.
-_COMPACT_PREAMBLE: Final = re.compile(
-    r"^\s*This session is being continued from a previous conversation[^\n]*\n"
-    r"(?:[^\n]*summarized below:?\s*\n)?",
-    re.IGNORECASE,
-)
 MAX_COMPACT_SUMMARY: Final = 4_000
 
 
@@ -50,6 +44,14 @@ class Extractor:
         self.ctx = ctx or ExtractionContext()
         self.factory = EventFactory(self.ctx)
         self.structural = StructuralLayer(self.factory)
+        dialect = self.ctx.dialect
+        self.host = injected(dialect)
+        # What the host writes before every compaction summary: no information in it.
+        self.preamble = (
+            re.compile(dialect.summary_preamble, re.IGNORECASE)
+            if dialect.summary_preamble
+            else None
+        )
 
     def feed(self, entry: Entry) -> list[Event]:
         """Events from one entry. Never raises on content: a malformed entry yields nothing."""
@@ -74,18 +76,20 @@ class Extractor:
             return self._compact_summary(entry)
         events: list[Event] = []
         for block in entry.blocks:
-            if block.kind == "tool_use":
-                self.structural.tool_use(entry, block)
-            elif block.kind == "tool_result":
-                produced = self.structural.tool_result(entry, block)
+            if block.kind == "tool_use" and block.call is not None:
+                self.structural.tool_use(entry, block.call)
+            elif block.kind == "tool_result" and block.outcome is not None:
+                produced = self.structural.tool_result(entry, block.outcome)
                 events += produced
                 for event in produced:
                     if event.kind == "subagent_summary":
-                        events += self.prose(entry, block.text, "assistant", SUBAGENT_DISCOUNT)
+                        events += self.prose(
+                            entry, block.outcome.text, "assistant", SUBAGENT_DISCOUNT
+                        )
         if entry.is_meta:
             return events
         text = entry.text
-        if text and not (entry.role == "user" and is_host_text(text)):
+        if text and not (entry.role == "user" and is_host_text(text, self.ctx.dialect)):
             events += self.prose(entry, text, entry.role, 1.0)
         return events
 
@@ -93,7 +97,7 @@ class Extractor:
         """Tags first (they are explicit), then keyword markers in sentences not tagged."""
         events: list[Event] = []
         tagged: list[str] = []
-        for kind, body in find_tags(text):
+        for kind, body in find_tags(text, self.host):
             tagged.append(body)
             events.append(
                 self.factory.make(
@@ -102,7 +106,7 @@ class Extractor:
                     salience=SALIENCE.get(kind, 0.6), layer="self_report", speaker=speaker,
                 )
             )  # fmt: skip
-        for kind, sentence, confidence in find_markers(text, speaker):
+        for kind, sentence, confidence in find_markers(text, speaker, self.host):
             if "[MEMORY" in sentence or any(
                 sentence in body or body in sentence for body in tagged
             ):
@@ -116,8 +120,9 @@ class Extractor:
         return events
 
     def _compact_summary(self, entry: Entry) -> list[Event]:
-        text = _COMPACT_PREAMBLE.sub("", entry.text).strip()
-        # Claude Code's summaries think aloud first ("Analysis: ...") then give the summary.
+        text = entry.text
+        text = (self.preamble.sub("", text) if self.preamble else text).strip()
+        # Some hosts' summaries think aloud first ("Analysis: ...") then give the summary.
         parts = _SUMMARY_HEADING.split(text, maxsplit=1)
         text = parts[-1].strip() or text
         if not text:

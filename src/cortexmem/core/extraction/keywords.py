@@ -82,10 +82,13 @@ def classify(sentence: str, speaker: str) -> tuple[str, float] | None:
     return None
 
 
-def find_markers(text: str, speaker: str) -> list[tuple[str, str, float]]:
-    """``(kind, sentence, confidence)`` for every marked sentence of ``text``."""
+def find_markers(
+    text: str, speaker: str, host: re.Pattern[str] | None = None
+) -> list[tuple[str, str, float]]:
+    """``(kind, sentence, confidence)`` for every marked sentence of ``text`` (``host``: what
+    the host inserted, skipped; see ``prose.injected``)."""
     found = []
-    for sentence in sentences(text):
+    for sentence in sentences(text, host):
         hit = classify(sentence, speaker)
         if hit is not None:
             found.append((hit[0], sentence, hit[1]))

@@ -50,10 +50,10 @@ def worth_remembering(event: Event) -> bool:
         return False
     if event.kind == "plan_step":
         return event.payload.get("status") == "completed"
-    if event.kind == "plan":
-        return event.payload.get("tool") == "ExitPlanMode" and event.payload.get("approved", True)
-    if event.kind == "error_resolved":
-        return event.payload.get("tool") == "Bash"
+    if event.kind == "plan":  # a plan proposed and approved, not a to-do list
+        return event.payload.get("call") == "plan" and event.payload.get("approved", True)
+    if event.kind == "error_resolved":  # a command that failed then passed
+        return event.payload.get("call") == "shell"
     return True
 
 

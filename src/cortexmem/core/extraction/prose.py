@@ -8,51 +8,48 @@ or an example of the ``[MEMORY: ...]`` syntax is never taken for a statement.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Final
 
+from cortexmem.core.session import Dialect
+
 _FENCE: Final = re.compile(r"(?ms)^[ \t]*(```|~~~).*?(?:^[ \t]*\1[ \t]*$|\Z)")
-_REMINDER: Final = re.compile(
-    r"(?s)<(system-reminder|command-[a-z-]+|local-command-[a-z-]+)>.*?</\1>"
-)
 _TAG_LIKE: Final = re.compile(r"<[a-z-]+>|</[a-z-]+>")
 _INLINE_MARKER: Final = re.compile(r"`[^`\n]*\[MEMORY[^`\n]*`")
 _BULLET: Final = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)]|#{1,6})\s+")
 _EMPHASIS: Final = re.compile(r"\*\*|__")
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[*])")
 
-# Text the host writes into the user's turn: not the person speaking.
-HOST_PREFIXES: Final = (
-    "Caveat:",
-    "[Request interrupted",
-    "Stop hook feedback",
-    "This session is being continued",
-    "<command-",
-    "<local-command",
-    "<bash-",
-    "<user-prompt-submit-hook>",
-    "<task-notification>",
-    "Base directory for this skill",
-)
-
 MIN_SENTENCE: Final = 12
 MAX_SENTENCE: Final = 600
 
 
-def strip_code(text: str) -> str:
-    """Text with fenced code, host reminders and inline examples of tags removed."""
+@lru_cache(maxsize=8)
+def injected(dialect: Dialect) -> re.Pattern[str] | None:
+    """The elements ``dialect``'s host inserts into messages, as one pattern (``None``: none)."""
+    if not dialect.injected_tags:
+        return None
+    return re.compile(r"(?s)<(" + "|".join(dialect.injected_tags) + r")>.*?</\1>")
+
+
+def strip_code(text: str, host: re.Pattern[str] | None = None) -> str:
+    """Text with fenced code, what the host inserted (``host``, from ``injected``) and inline
+    examples of tags removed."""
     text = _FENCE.sub("\n", text)
-    text = _REMINDER.sub("\n", text)
+    if host is not None:
+        text = host.sub("\n", text)
     return _INLINE_MARKER.sub("", text)
 
 
-def is_host_text(text: str) -> bool:
-    return text.lstrip().startswith(HOST_PREFIXES)
+def is_host_text(text: str, dialect: Dialect) -> bool:
+    """Whether a user turn is something the host wrote rather than the person typed."""
+    return bool(dialect.injected_prefixes) and text.lstrip().startswith(dialect.injected_prefixes)
 
 
-def sentences(text: str) -> list[str]:
+def sentences(text: str, host: re.Pattern[str] | None = None) -> list[str]:
     """Prose sentences of ``text`` (code removed), each trimmed of list and emphasis marks."""
     out: list[str] = []
-    for raw_line in strip_code(text).splitlines():
+    for raw_line in strip_code(text, host).splitlines():
         if raw_line.startswith(("    ", "\t", ">", "|")):
             continue  # indented code, quotes and tables are not statements
         line = _TAG_LIKE.sub("", _EMPHASIS.sub("", _BULLET.sub("", raw_line))).strip()

@@ -1,9 +1,11 @@
 """Layer 1: what tool calls and their results say, exactly (no interpretation of prose).
 
-A ``tool_use`` block is remembered until its ``tool_result`` arrives (bounded: a result that
-never comes does not hold memory forever), and the pair becomes events: files modified,
-commands, test and check runs with their outcome, commits, plans and plan steps, failures, and
-a failure's resolution when the same call later succeeds.
+A tool call is remembered until its result arrives (bounded: a result that never comes does
+not hold memory forever), and the pair becomes events: files modified, commands, test and check
+runs with their outcome, commits, plans and plan steps, failures, and a failure's resolution
+when the same call later succeeds. Calls are told apart by their neutral ``ToolCall.kind``;
+the host's tool name is only shown and kept in the event's payload (``tool``), beside the
+kind (``call``).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any, Final
 
 from cortexmem.core.extraction import commands
 from cortexmem.core.extraction.events import EventFactory, clip
-from cortexmem.core.session import Block, Entry
+from cortexmem.core.session import Entry, ToolCall, ToolResult
 from cortexmem.model import Event
 
 MAX_PENDING: Final = 256
@@ -21,32 +23,14 @@ MAX_FAILURES: Final = 64
 MAX_TODOS: Final = 500
 MAX_RECENT_FILES: Final = 200
 
-EDIT_TOOLS: Final = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
-# Older and newer names of the same tools.
-TOOL_ALIASES: Final = {"exit_plan_mode": "ExitPlanMode", "Agent": "Task"}
+FILE_KINDS: Final = frozenset({"edit", "write"})
 TODO_STATUSES: Final = ("pending", "in_progress", "completed")
-# What Claude Code answers when the person refuses a tool call: a choice, not a failure.
-REFUSAL: Final = "The user doesn't want to proceed with this tool use"
 
 
-def tool_name(name: str | None) -> str:
-    return TOOL_ALIASES.get(name or "", name or "unknown")
-
-
-def _text(value: Any) -> str:
-    return value.strip() if isinstance(value, str) else ""
-
-
-def _path(tool_input: dict[str, Any], result: dict[str, Any] | None, cwd: str | None) -> str:
-    raw = (
-        _text(tool_input.get("file_path"))
-        or _text(tool_input.get("notebook_path"))
-        or _text(tool_input.get("path"))
-        or _text((result or {}).get("filePath"))
-    )
-    if cwd and raw.startswith(cwd.rstrip("/") + "/"):
-        return raw[len(cwd.rstrip("/")) + 1 :]
-    return raw
+def _relative(path: str, cwd: str | None) -> str:
+    if cwd and path.startswith(cwd.rstrip("/") + "/"):
+        return path[len(cwd.rstrip("/")) + 1 :]
+    return path
 
 
 class _Bounded(OrderedDict):
@@ -76,120 +60,114 @@ class StructuralLayer:
 
     # ------------------------------------------------------------- feeding
 
-    def tool_use(self, entry: Entry, block: Block) -> None:
-        if block.tool_use_id:
-            self.pending[block.tool_use_id] = (tool_name(block.tool_name), block.tool_input)
+    def tool_use(self, entry: Entry, call: ToolCall) -> None:
+        if call.call_id:
+            self.pending[call.call_id] = call
 
-    def tool_result(self, entry: Entry, block: Block) -> list[Event]:
-        if not block.tool_use_id or block.tool_use_id not in self.pending:
+    def tool_result(self, entry: Entry, result: ToolResult) -> list[Event]:
+        if not result.call_id or result.call_id not in self.pending:
             return []
-        name, tool_input = self.pending.pop(block.tool_use_id)
-        if block.is_error and block.text.startswith(REFUSAL) and name != "ExitPlanMode":
-            return self._refused(entry, name, tool_input)
-        handler = getattr(self, "_on_" + name, None)
-        events: list[Event] = list(handler(entry, block, tool_input)) if handler else []
-        if name in EDIT_TOOLS:
-            events += self._on_edit(entry, block, name, tool_input)
-        if block.is_error and name not in ("Bash", "ExitPlanMode"):
-            events += self._failure(entry, name, self._target(name, tool_input, entry), block.text)
-        elif not block.is_error and name != "Bash":
-            events += self._success(entry, name, self._target(name, tool_input, entry))
+        call: ToolCall = self.pending.pop(result.call_id)
+        if result.is_error and result.refused and call.kind != "plan":
+            return self._refused(entry, call)
+        handler = getattr(self, "_on_" + call.kind, None)
+        events: list[Event] = list(handler(entry, call, result)) if handler else []
+        if call.kind in FILE_KINDS:
+            events += self._on_file(entry, call, result)
+        if result.is_error and call.kind not in ("shell", "plan"):
+            events += self._failure(entry, call, self._target(call, entry), result.text)
+        elif not result.is_error and call.kind != "shell":
+            events += self._success(entry, call, self._target(call, entry))
         return events
 
     # ------------------------------------------------------------- failures and resolutions
 
-    def _refused(self, entry: Entry, name: str, tool_input: dict[str, Any]) -> list[Event]:
-        if name == "Bash":
-            what = f"`{clip(commands.display_command(_text(tool_input.get('command'))), 300)}`"
+    def _refused(self, entry: Entry, call: ToolCall) -> list[Event]:
+        if call.kind == "shell":
+            what = f"`{clip(commands.display_command(call.command), 300)}`"
         else:
-            what = f"{name} {self._target(name, tool_input, entry)}".strip()
+            what = f"{call.name} {self._target(call, entry)}".strip()
         return [
             self.make(
-                "refused",
-                f"The person refused {what}",
-                entry,
-                confidence=1.0,
-                salience=0.5,
-                layer="structural",
-                tool=name,
+                "refused", f"The person refused {what}", entry, confidence=1.0, salience=0.5,
+                layer="structural", tool=call.name, call=call.kind,
             )
-        ]
+        ]  # fmt: skip
 
-    def _target(self, name: str, tool_input: dict[str, Any], entry: Entry) -> str:
-        return _path(tool_input, None, entry.cwd) or _text(tool_input.get("pattern"))[:100]
+    def _target(self, call: ToolCall, entry: Entry) -> str:
+        return _relative(call.path, entry.cwd) or call.pattern[:100]
 
     def _failure(
-        self, entry: Entry, name: str, target: str, output: str, keys: list[str] | None = None
+        self, entry: Entry, call: ToolCall, target: str, output: str, keys: list[str] | None = None
     ) -> list[Event]:
-        line = commands.outcome_summary(output) if name == "Bash" else None
+        shell = call.kind == "shell"
+        line = commands.outcome_summary(output) if shell else None
         line = line or commands.error_line(output)
         for key in keys or [target]:
-            self.failures[(name, key)] = (target, line, self.files_seen)
-        what = f"`{target}`" if name == "Bash" else f"{name} {target}".strip()
+            self.failures[(call.name, key)] = (target, line, self.files_seen)
+        what = f"`{target}`" if shell else f"{call.name} {target}".strip()
         return [
             self.make(
                 "error", f"{what} failed: {line}", entry,
-                confidence=1.0, salience=0.5 if name == "Bash" else 0.2, layer="structural",
-                tool=name, target=target,
+                confidence=1.0, salience=0.5 if shell else 0.2, layer="structural",
+                tool=call.name, call=call.kind, target=target,
             )
         ]  # fmt: skip
 
     def _success(
-        self, entry: Entry, name: str, target: str, shown: str | None = None
+        self, entry: Entry, call: ToolCall, target: str, shown: str | None = None
     ) -> list[Event]:
-        failed = self.failures.pop((name, target), None)
+        failed = self.failures.pop((call.name, target), None)
         if failed is None:
             return []
         failed_call, line, seen = failed
         changed = self.recent_files[max(0, len(self.recent_files) - (self.files_seen - seen)) :]
         changed = list(dict.fromkeys(changed))
-        what = f"`{failed_call}`" if name == "Bash" else f"{name} {failed_call}".strip()
+        shell = call.kind == "shell"
+        what = f"`{failed_call}`" if shell else f"{call.name} {failed_call}".strip()
         how = f" after changes to {', '.join(changed[:8])}" if changed else " when run again"
         return [
             self.make(
                 "error_resolved", f"{what} failed ({line}) and passed{how}", entry,
-                confidence=0.9, salience=0.7 if name == "Bash" else 0.2, layer="structural",
-                tool=name, target=failed_call, passed=shown, error=line, files=changed or None,
+                confidence=0.9, salience=0.7 if shell else 0.2, layer="structural",
+                tool=call.name, call=call.kind, target=failed_call, passed=shown, error=line,
+                files=changed or None,
             )
         ]  # fmt: skip
 
     # ------------------------------------------------------------- tools
 
-    def _on_edit(
-        self, entry: Entry, block: Block, name: str, tool_input: dict[str, Any]
-    ) -> list[Event]:
-        if block.is_error:
+    def _on_file(self, entry: Entry, call: ToolCall, result: ToolResult) -> list[Event]:
+        if result.is_error:
             return []
-        path = _path(tool_input, block.result, entry.cwd)
+        path = _relative(call.path or result.path, entry.cwd)
         if not path:
             return []
         self.files_seen += 1
         self.recent_files.append(path)
         del self.recent_files[:-MAX_RECENT_FILES]
-        created = name == "Write" and (block.result or {}).get("type") == "create"
+        created = call.kind == "write" and result.created
         return [
             self.make(
                 "file_modified", f"{'Created' if created else 'Modified'} {path}", entry,
-                confidence=1.0, salience=0.3, layer="structural", path=path, tool=name,
+                confidence=1.0, salience=0.3, layer="structural", path=path, tool=call.name,
+                call=call.kind,
             )
         ]  # fmt: skip
 
-    def _on_Bash(self, entry: Entry, block: Block, tool_input: dict[str, Any]) -> list[Event]:
-        command = _text(tool_input.get("command"))
+    def _on_shell(self, entry: Entry, call: ToolCall, result: ToolResult) -> list[Event]:
+        command = call.command
         if not command:
             return []
-        result = block.result or {}
-        output = block.text or "\n".join(
-            _text(result.get(k)) for k in ("stdout", "stderr") if _text(result.get(k))
-        )
+        output = result.text or result.output
         kind = commands.run_kind(command)
-        failed = commands.run_failed(block.is_error, output) if kind else block.is_error
+        failed = commands.run_failed(result.is_error, output) if kind else result.is_error
         shown = clip(commands.display_command(command), 300)
         events = [
             self.make(
                 "command", f"Ran `{shown}`" + (" (failed)" if failed else ""), entry,
                 confidence=1.0, salience=0.2, layer="structural", command=shown, ok=not failed,
-                description=_text(tool_input.get("description")) or None,
+                description=call.description or None,
             )
         ]  # fmt: skip
         if kind:
@@ -208,10 +186,10 @@ class StructuralLayer:
         # "ruff check ." passes); other commands must match exactly.
         targets = commands.runners(command) if kind else [shown]
         if failed:
-            events += self._failure(entry, "Bash", shown, output, keys=targets)
+            events += self._failure(entry, call, shown, output, keys=targets)
         else:
             for target in targets:
-                events += self._success(entry, "Bash", target, shown=shown)
+                events += self._success(entry, call, target, shown=shown)
             if commands.is_git_commit(command):
                 events += self._commit(entry, command, output)
         return events
@@ -229,20 +207,13 @@ class StructuralLayer:
             )
         ]  # fmt: skip
 
-    def _on_TodoWrite(self, entry: Entry, block: Block, tool_input: dict[str, Any]) -> list[Event]:
-        todos = tool_input.get("todos")
-        if block.is_error or not isinstance(todos, list):
+    def _on_todo(self, entry: Entry, call: ToolCall, result: ToolResult) -> list[Event]:
+        if result.is_error or call.steps is None:
             return []
-        steps: list[tuple[str, str]] = []
-        for todo in todos:
-            if isinstance(todo, dict):
-                text = _text(todo.get("content"))
-                status = todo.get("status") if todo.get("status") in TODO_STATUSES else "pending"
-                if text:
-                    steps.append((text, status))
-        return self._steps(entry, steps, "TodoWrite")
+        steps = [(text, s if s in TODO_STATUSES else "pending") for text, s in call.steps if text]
+        return self._steps(entry, steps, call)
 
-    def _steps(self, entry: Entry, steps: list[tuple[str, str]], tool: str) -> list[Event]:
+    def _steps(self, entry: Entry, steps: list[tuple[str, str]], call: ToolCall) -> list[Event]:
         events: list[Event] = []
         key = tuple(text for text, _ in steps)
         if key and key != self.plan_key:
@@ -251,8 +222,8 @@ class StructuralLayer:
             events.append(
                 self.make(
                     "plan", f"Plan ({len(key)} steps): {listing}", entry,
-                    confidence=1.0, salience=0.6, layer="structural", tool=tool,
-                    steps=[clip(t, 200) for t in key[:50]],
+                    confidence=1.0, salience=0.6, layer="structural", tool=call.name,
+                    call=call.kind, steps=[clip(t, 200) for t in key[:50]],
                 )
             )  # fmt: skip
         for position, (text, status) in enumerate(steps, 1):
@@ -269,20 +240,17 @@ class StructuralLayer:
             )  # fmt: skip
         return events
 
-    def _on_TaskCreate(self, entry: Entry, block: Block, tool_input: dict[str, Any]) -> list[Event]:
-        subject = _text(tool_input.get("subject")) or _text(tool_input.get("description"))
-        if block.is_error or not subject:
+    def _on_task_create(self, entry: Entry, call: ToolCall, result: ToolResult) -> list[Event]:
+        if result.is_error or not call.subject:
             return []
-        task = (block.result or {}).get("task")
-        task_id = task.get("id") if isinstance(task, dict) else None
-        if task_id is not None:
-            self.tasks[str(task_id)] = subject
-        return self._single_step(entry, subject, "pending")
+        if result.task_id is not None:
+            self.tasks[result.task_id] = call.subject
+        return self._single_step(entry, call.subject, "pending")
 
-    def _on_TaskUpdate(self, entry: Entry, block: Block, tool_input: dict[str, Any]) -> list[Event]:
-        status = tool_input.get("status")
-        subject = self.tasks.get(str(tool_input.get("taskId")))
-        if block.is_error or status not in TODO_STATUSES or not subject:
+    def _on_task_update(self, entry: Entry, call: ToolCall, result: ToolResult) -> list[Event]:
+        status = call.status
+        subject = self.tasks.get(call.task_id) if call.task_id is not None else None
+        if result.is_error or status not in TODO_STATUSES or not subject:
             return []
         return self._single_step(entry, subject, status)
 
@@ -298,30 +266,28 @@ class StructuralLayer:
             )
         ]  # fmt: skip
 
-    def _on_ExitPlanMode(
-        self, entry: Entry, block: Block, tool_input: dict[str, Any]
-    ) -> list[Event]:
-        plan = _text(tool_input.get("plan"))
+    def _on_plan(self, entry: Entry, call: ToolCall, result: ToolResult) -> list[Event]:
+        plan = call.plan
         if not plan:
             return []
-        approved = not block.is_error
+        approved = not result.is_error
         return [
             self.make(
                 "plan", plan if approved else f"Plan not approved: {plan}", entry,
                 confidence=1.0 if approved else 0.6, salience=0.8 if approved else 0.3,
-                layer="structural", limit=4_000, tool="ExitPlanMode", approved=approved,
+                layer="structural", limit=4_000, tool=call.name, call=call.kind,
+                approved=approved,
             )
         ]  # fmt: skip
 
-    def _on_Task(self, entry: Entry, block: Block, tool_input: dict[str, Any]) -> list[Event]:
-        report = block.text.strip()
-        if block.is_error or not report:
+    def _on_subagent(self, entry: Entry, call: ToolCall, result: ToolResult) -> list[Event]:
+        report = result.text.strip()
+        if result.is_error or not report:
             return []
-        label = _text(tool_input.get("description")) or _text(tool_input.get("subagent_type"))
+        label = call.description or call.agent
         return [
             self.make(
                 "subagent_summary", f"{label}: {report}" if label else report, entry,
-                confidence=0.8, salience=0.4, layer="structural",
-                agent=_text(tool_input.get("subagent_type")) or None,
+                confidence=0.8, salience=0.4, layer="structural", agent=call.agent or None,
             )
         ]  # fmt: skip

@@ -40,9 +40,10 @@ _TYPED: Final = re.compile(r"\[MEMORY:\s*([A-Za-z_-]{2,20})\s*\][ \t:—-]*([^\n
 _UNTYPED: Final = re.compile(r"\[MEMORY:\s*([^\]]{3,2000})\]", re.IGNORECASE)
 
 
-def find_tags(text: str) -> list[tuple[str, str]]:
-    """``(kind, text)`` for every tag in ``text``, in order of appearance."""
-    prose = strip_code(text)
+def find_tags(text: str, host: re.Pattern[str] | None = None) -> list[tuple[str, str]]:
+    """``(kind, text)`` for every tag in ``text``, in order of appearance (``host``: what the
+    host inserted, skipped; see ``prose.injected``)."""
+    prose = strip_code(text, host)
     found: list[tuple[int, str, str]] = []
     typed_spans: list[tuple[int, int]] = []
     for match in _TYPED.finditer(prose):

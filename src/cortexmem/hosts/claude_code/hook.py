@@ -101,9 +101,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _log_failure(event: str, payload: dict[str, object], exc: BaseException) -> None:
     try:
-        from cortexmem.hosts.claude_code.hooklog import log_line
+        from cortexmem.hosts.claude_code.payload import HookInput
 
-        log_line(payload, f"{event or '?'} failed: {type(exc).__name__}: {exc}")
+        HookInput.parse(event, payload).log(f"{event or '?'} failed: {type(exc).__name__}: {exc}")
     except BaseException:
         pass
 

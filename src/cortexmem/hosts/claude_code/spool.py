@@ -18,6 +18,8 @@ import json
 import os
 import time
 
+from cortexmem import settings
+
 TAIL_BYTES = 16_384
 _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
 # Programs that run another program: the interesting name is the one after them.
@@ -39,8 +41,7 @@ _WRAPPERS = {
 
 
 def spool_dir() -> str:
-    home = os.environ.get("CORTEX_HOME") or os.path.join(os.path.expanduser("~"), ".cortex")
-    return os.path.join(os.path.expanduser(home), "observations")
+    return os.path.join(settings.cortex_home(), "observations")
 
 
 def spool_path(session_id: str) -> str:

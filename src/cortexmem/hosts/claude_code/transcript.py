@@ -21,11 +21,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from cortexmem.core.session import Block, Entry
+from cortexmem.core.session import (
+    Block,
+    Dialect,
+    Entry,
+    ParseStats,
+    RawLine,
+    Role,
+    SessionInfo,
+    ToolCall,
+    ToolKind,
+    ToolResult,
+)
 
 MAX_LINE_BYTES: Final = 16 * 1024 * 1024
 MAX_RESULT_CHARS: Final = 20_000
@@ -37,33 +47,6 @@ HEAVY_RESULT_KEYS: Final = frozenset(
     {"originalFile", "originalFileContents", "structuredPatch", "file", "content", "oldString",
      "newString", "edits"}
 )  # fmt: skip
-
-
-@dataclass(frozen=True, slots=True)
-class RawLine:
-    """One complete line: its 1-based number, byte span ``[start, end)`` (``end`` is just past
-    the newline, i.e. where the next read starts) and its bytes (``None`` when oversized)."""
-
-    number: int
-    start: int
-    end: int
-    data: bytes | None
-
-
-@dataclass
-class ParseStats:
-    """What a read saw, so a caller can report it rather than lose it silently."""
-
-    lines: int = 0
-    entries: int = 0
-    blank: int = 0
-    malformed: int = 0
-    oversized: int = 0
-    skipped_types: dict[str, int] = field(default_factory=dict)
-    partial_tail: bool = False
-
-    def skip(self, kind: str) -> None:
-        self.skipped_types[kind] = self.skipped_types.get(kind, 0) + 1
 
 
 # ----------------------------------------------------------------- lines
@@ -140,6 +123,131 @@ def _decode(data: bytes) -> str:
     return text[1:] if text.startswith("\ufeff") else text
 
 
+# ----------------------------------------------------------------- Claude Code's dialect
+
+# Claude Code's tools by what they do; an unknown tool (MCP tools, new ones) is "other".
+TOOL_KINDS: Final[dict[str, ToolKind]] = {
+    "Edit": "edit",
+    "MultiEdit": "edit",
+    "NotebookEdit": "edit",
+    "Write": "write",
+    "Bash": "shell",
+    "ExitPlanMode": "plan",
+    "TodoWrite": "todo",
+    "TaskCreate": "task_create",
+    "TaskUpdate": "task_update",
+    "Task": "subagent",
+    "Read": "read",
+    "Grep": "search",
+    "Glob": "search",
+}
+# Older and newer names of the same tools.
+TOOL_ALIASES: Final = {"exit_plan_mode": "ExitPlanMode", "Agent": "Task"}
+# What Claude Code answers when the person refuses a tool call: a choice, not a failure.
+REFUSAL: Final = "The user doesn't want to proceed with this tool use"
+# What Claude Code writes into messages without anyone speaking.
+DIALECT: Final = Dialect(
+    injected_tags=("system-reminder", "command-[a-z-]+", "local-command-[a-z-]+"),
+    injected_prefixes=(
+        "Caveat:",
+        "[Request interrupted",
+        "Stop hook feedback",
+        "This session is being continued",
+        "<command-",
+        "<local-command",
+        "<bash-",
+        "<user-prompt-submit-hook>",
+        "<task-notification>",
+        "Base directory for this skill",
+    ),
+    summary_preamble=(
+        r"^\s*This session is being continued from a previous conversation[^\n]*\n"
+        r"(?:[^\n]*summarized below:?\s*\n)?"
+    ),
+)
+
+
+def tool_name(name: str | None) -> str:
+    return TOOL_ALIASES.get(name or "", name or "unknown")
+
+
+def _text(value: Any) -> str:
+    return value.strip() if isinstance(value, str) else ""
+
+
+def tool_call(name: str | None, tool_input: dict[str, Any], call_id: str | None) -> ToolCall:
+    """A ``tool_use`` block's call in neutral terms: its kind, and its input's fields found."""
+    shown = tool_name(name)
+    todos = tool_input.get("todos")
+    steps = None
+    if isinstance(todos, list):
+        steps = tuple(
+            (_text(t.get("content")), _text(t.get("status"))) for t in todos if isinstance(t, dict)
+        )
+    task_id = tool_input.get("taskId")
+    status = tool_input.get("status")
+    return ToolCall(
+        kind=TOOL_KINDS.get(shown, "other"),
+        name=shown,
+        call_id=call_id,
+        path=_text(tool_input.get("file_path"))
+        or _text(tool_input.get("notebook_path"))
+        or _text(tool_input.get("path")),
+        pattern=_text(tool_input.get("pattern")),
+        command=_text(tool_input.get("command")),
+        description=_text(tool_input.get("description")),
+        plan=_text(tool_input.get("plan")),
+        steps=steps,
+        subject=_text(tool_input.get("subject")) or _text(tool_input.get("description")),
+        task_id=None if task_id is None else str(task_id),
+        status=status if isinstance(status, str) else None,
+        agent=_text(tool_input.get("subagent_type")),
+    )
+
+
+def tool_outcome(
+    text: str, call_id: str | None, is_error: bool, result: dict[str, Any] | None
+) -> ToolResult:
+    """A ``tool_result`` block in neutral terms (``result``: the record's ``toolUseResult``)."""
+    extra = result or {}
+    task = extra.get("task")
+    task_id = task.get("id") if isinstance(task, dict) else None
+    return ToolResult(
+        call_id=call_id,
+        text=text,
+        is_error=is_error,
+        refused=is_error and text.startswith(REFUSAL),
+        output="\n".join(_text(extra.get(k)) for k in ("stdout", "stderr") if _text(extra.get(k))),
+        path=_text(extra.get("filePath")),
+        created=extra.get("type") == "create",
+        task_id=None if task_id is None else str(task_id),
+    )
+
+
+def tool_use_block(name: str | None, tool_input: Any, call_id: str | None) -> Block:
+    tool_input = tool_input if isinstance(tool_input, dict) else {}
+    return Block(
+        "tool_use",
+        tool_name=name,
+        tool_input=tool_input,
+        tool_use_id=call_id,
+        call=tool_call(name, tool_input, call_id),
+    )
+
+
+def tool_result_block(
+    text: str, call_id: str | None, is_error: bool, result: dict[str, Any] | None
+) -> Block:
+    return Block(
+        "tool_result",
+        text,
+        tool_use_id=call_id,
+        is_error=is_error,
+        result=result,
+        outcome=tool_outcome(text, call_id, is_error, result),
+    )
+
+
 # ----------------------------------------------------------------- records
 
 
@@ -214,28 +322,27 @@ def _blocks(content: Any, tool_result: Any) -> list[Block]:
             if isinstance(text, str):
                 blocks.append(Block("thinking", _cut(text, MAX_TEXT_CHARS)))
         elif kind == "tool_use":
-            tool_input = item.get("input")
             blocks.append(
-                Block(
-                    "tool_use",
-                    tool_name=_string(item.get("name")),
-                    tool_input=tool_input if isinstance(tool_input, dict) else {},
-                    tool_use_id=_string(item.get("id")),
+                tool_use_block(
+                    _string(item.get("name")), item.get("input"), _string(item.get("id"))
                 )
             )
         elif kind == "tool_result":
             blocks.append(
-                Block(
-                    "tool_result",
+                tool_result_block(
                     _result_text(item.get("content")),
-                    tool_use_id=_string(item.get("tool_use_id")),
-                    is_error=item.get("is_error") is True,
-                    result=_small_result(tool_result),
+                    _string(item.get("tool_use_id")),
+                    item.get("is_error") is True,
+                    _small_result(tool_result),
                 )
             )
         elif kind == "image":
             blocks.append(Block("image"))
     return blocks
+
+
+def _role(kind: str) -> Role:
+    return "assistant" if kind == "assistant" else "user"
 
 
 def parse_record(obj: Any, line: int, transcript_path: str | None = None) -> Entry | None:
@@ -252,7 +359,7 @@ def parse_record(obj: Any, line: int, transcript_path: str | None = None) -> Ent
     if kind == "summary":
         text = obj.get("summary")
         blocks = [Block("text", _cut(text, MAX_TEXT_CHARS))] if isinstance(text, str) else []
-        role = "summary"
+        role: Role = "summary"
     elif kind == "system":
         text = obj.get("content")
         blocks = [Block("text", _cut(text, MAX_TEXT_CHARS))] if isinstance(text, str) else []
@@ -261,9 +368,10 @@ def parse_record(obj: Any, line: int, transcript_path: str | None = None) -> Ent
         message = obj.get("message")
         if isinstance(message, dict):
             content = message.get("content")
-            role = message.get("role") if message.get("role") in ("user", "assistant") else kind
+            said = message.get("role")
+            role = said if said == "user" or said == "assistant" else _role(kind)
         else:
-            content, role = message if isinstance(message, str) else None, kind
+            content, role = message if isinstance(message, str) else None, _role(kind)
         blocks = _blocks(content, obj.get("toolUseResult"))
     return Entry(
         line=line,
@@ -335,17 +443,6 @@ def parse_file(path: str | Path, stats: ParseStats | None = None) -> list[Entry]
 
 
 # ----------------------------------------------------------------- sessions
-
-
-@dataclass(frozen=True)
-class SessionInfo:
-    """What a transcript says about itself in its first lines."""
-
-    session_id: str | None
-    cwd: str | None
-    branch: str | None
-    version: str | None
-    first_timestamp: str | None
 
 
 def session_info(path: str | Path, max_lines: int = 200) -> SessionInfo:

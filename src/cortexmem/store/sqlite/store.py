@@ -37,7 +37,7 @@ from cortexmem.model import (
     normalise_tags,
     utc_now,
 )
-from cortexmem.store.migrations import all_migrations, head_version
+from cortexmem.store.migrations.loader import all_migrations, head_version
 from cortexmem.store.protocols import (
     CandidatePair,
     CaptureResult,

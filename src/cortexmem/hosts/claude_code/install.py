@@ -110,7 +110,7 @@ class Target:
         return cls(scope, base / SETTINGS_NAME, base / "rules" / RULES_NAME, mcp)
 
 
-def project_dir(paths: ProjectPaths) -> Path:
+def settings_root(paths: ProjectPaths) -> Path:
     """The folder whose ``.claude/`` Claude Code reads: the top of the current working tree in
     git (each worktree has its own checked-out ``.claude/``), else the project root."""
     return paths.repo.worktree if paths.repo is not None else paths.root
@@ -266,10 +266,10 @@ def plan_setup(
         command,
         change,
         RulesChange(target.rules_path, rules_action),
-        mcp_command=cortex_command(),
+        mcp_command=(mcp_command := cortex_command()),
     )
     if target.mcp_path is not None:
-        report.mcp = _plan_mcp_setup(target.mcp_path, report.mcp_command, report.notes)
+        report.mcp = _plan_mcp_setup(target.mcp_path, mcp_command, report.notes)
     if other is not None and other != target.settings_path:
         report.notes.extend(_other_scope_notes(other, target.scope, new))
     return report

@@ -1,0 +1,60 @@
+"""Claude Code's briefing file: ``.claude/rules/cortex-briefing.md``, which Claude Code loads at
+session start (stdlib only: SessionStart writes it on its cache-hit path too).
+
+Written atomically (a unique temporary file renamed over it) under the briefing lock
+(``services.briefing_cache.PidLock``), so concurrent sessions never leave it half-written;
+unchanged content is not rewritten. ``services.brief.publish`` is handed ``write_rules_file``
+bound to a project (``briefing_writer``) and knows nothing of where the file is.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable
+
+from cortexmem.project.files import write_atomic
+from cortexmem.project.paths import ProjectPaths
+from cortexmem.services.briefing_cache import LOCK_NAME, PidLock
+
+RULES_FILE = os.path.join(".claude", "rules", "cortex-briefing.md")
+
+
+def exclude_from_git(git_common_dir: str, pattern: str) -> None:
+    """List ``pattern`` in the repository's own ``info/exclude`` (local to this clone; the
+    project's .gitignore is never touched): the briefing is per person and per session."""
+    path = os.path.join(git_common_dir, "info", "exclude")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except FileNotFoundError:
+        text = ""
+    if pattern in text.split("\n"):
+        return
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(("" if not text or text.endswith("\n") else "\n") + pattern + "\n")
+
+
+def write_rules_file(
+    worktree: str, data_dir: str, markdown: str, git_common_dir: str | None = None
+) -> bool:
+    """Write ``.claude/rules/cortex-briefing.md`` under the lock; True if it changed. Inside a
+    git repository the file is listed in ``info/exclude`` so it never shows as a change."""
+    with PidLock(os.path.join(data_dir, LOCK_NAME)):
+        if git_common_dir:
+            with contextlib.suppress(OSError):
+                exclude_from_git(git_common_dir, "/" + RULES_FILE.replace(os.sep, "/"))
+        return write_atomic(os.path.join(worktree, RULES_FILE), markdown)
+
+
+def briefing_writer(paths: ProjectPaths) -> Callable[[str], bool]:
+    """``write(markdown) -> changed`` for the project's working tree (each git worktree has its
+    own checked-out ``.claude/``), handed to ``services.brief.publish``."""
+    worktree = str(paths.worktree or paths.root)
+    git_dir = str(paths.repo.common_dir) if paths.repo is not None else None
+
+    def write(markdown: str) -> bool:
+        return write_rules_file(worktree, str(paths.data_dir), markdown, git_dir)
+
+    return write

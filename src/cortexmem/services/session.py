@@ -1,0 +1,188 @@
+"""Session policy: what runs when a host says a turn, a subagent, a compaction or a session
+ended, and within which budget. Host-neutral: a host adapter normalises its own event, hands
+in its transcript reader and its briefing writer, and logs the lines this reports.
+
+After a turn ends (``full``): capture; the queue of transcripts earlier hooks left unread, for
+at most ``QUEUE_BUDGET``; the git projections and the briefing (one ``brief.publish``); the
+daily lifecycle pass when ``LIFECYCLE_LEFT`` of the budget is still there; then, like after
+every capture, the consolidation trigger. Nothing after the capture may fail it: each step
+logs its own failure and the next one runs.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cortexmem.project.paths import ProjectPaths
+from cortexmem.services.capture import (
+    CaptureReport,
+    TranscriptReader,
+    capture_session,
+    drain_queue,
+    enqueue,
+)
+from cortexmem.services.context import Context, default_timeout
+
+QUEUE_BUDGET = 2.0
+# The daily lifecycle pass runs only when this much of the budget is left (at 100k memories a
+# daily pass takes ~0.4 s, the first one ~1.2 s, one that prunes ~2 s with its backup:
+# bench/lifecycle.py).
+LIFECYCLE_LEFT = 3.0
+MAX_COMPACT_SUMMARY = 20_000
+
+Log = Callable[[str], None]
+
+
+def open_context(paths: ProjectPaths, timeout: float) -> Context:
+    """A context on paths the caller already resolved, waiting at most ``timeout`` for a busy
+    store (a hook passes what is left of its budget)."""
+    return Context(paths, timeout=min(default_timeout(), timeout))
+
+
+@dataclass
+class AfterCapture:
+    """What ``after_capture`` did: the capture, the queue drained, memories added by both."""
+
+    capture: CaptureReport
+    queued: CaptureReport | None = None
+    steps: list[str] = field(default_factory=list)
+
+    @property
+    def memories_added(self) -> int:
+        queued = self.queued.totals()["memories_added"] if self.queued else 0
+        return self.capture.totals()["memories_added"] + queued
+
+
+def after_capture(
+    ctx: Context,
+    *,
+    label: str,
+    transcript: Path | None,
+    session_id: str | None,
+    reader: TranscriptReader,
+    deadline: float,
+    log: Log,
+    agent_transcript: Path | None = None,
+    full: bool = False,
+    write_briefing: Callable[[str], bool] | None = None,
+) -> AfterCapture:
+    """Capture what is new for the session, then what the policy says (see the module).
+
+    ``label`` starts each log line (the host's event name); ``full`` means a turn of the main
+    session ended, so the working tree is recorded and the upkeep steps may run.
+    """
+    t0 = time.monotonic()
+    report = capture_session(
+        ctx,
+        transcript,
+        reader=reader,
+        session_id=session_id,
+        agent_transcript=agent_transcript,
+        deadline=deadline,
+        git_status=full,
+    )
+    if not report.finished and transcript is not None:
+        enqueue(ctx, transcript, session_id)
+    done = AfterCapture(report)
+    if full and report.finished:
+        done.queued = drain_queue(
+            ctx, reader=reader, deadline=min(deadline, time.monotonic() + QUEUE_BUDGET)
+        )
+    totals = report.totals()
+    missing = transcript is not None and not transcript.is_file()
+    queued = done.queued
+    log(
+        f"{label}: {totals['lines']} lines, {totals['events_added']} events, "
+        f"{totals['memories_added']} memories, {totals['observations_added']} observations"
+        f" in {1000 * (time.monotonic() - t0):.0f} ms"
+        + ("" if report.finished else "; the rest is queued")
+        + (f"; transcript not found: {transcript}" if missing else "")
+        + (f"; queue: {queued.totals()['lines']} lines" if queued and queued.transcripts else "")
+    )
+    if full and time.monotonic() < deadline:
+        refresh_projections(ctx, label, log, write_briefing)
+        done.steps.append("projections")
+    if full and report.finished and deadline - time.monotonic() > LIFECYCLE_LEFT:
+        lifecycle(ctx, label, log)
+        done.steps.append("lifecycle")
+    consolidate(ctx, label, log, done.memories_added, deadline)
+    return done
+
+
+def refresh_projections(
+    ctx: Context, label: str, log: Log, write_briefing: Callable[[str], bool] | None
+) -> None:
+    """The git projections and the briefing follow what was just captured."""
+    try:
+        from cortexmem.services.brief import publish
+        from cortexmem.services.projections import write_projections
+
+        written = write_projections(ctx).written
+        published = publish(ctx.paths, ctx=ctx, write=write_briefing)
+        if published.error is not None:
+            log(f"{label}: briefing file not written: {published.error}")
+        if written:
+            log(f"{label}: projections updated: {', '.join(written)}")
+    except Exception as exc:  # projections must never fail a capture
+        log(f"{label}: projections not updated: {type(exc).__name__}: {exc}")
+
+
+def lifecycle(ctx: Context, label: str, log: Log) -> None:
+    """Decay, archive and prune, at most once a day per store (``services.lifecycle``)."""
+    try:
+        from cortexmem.services.lifecycle import maybe_run
+
+        report = maybe_run(ctx)
+        if report is not None:
+            counts = ", ".join(f"{n} {action}" for action, n in report.counts().items())
+            log(f"{label}: lifecycle pass ({', '.join(report.scopes)}): {counts} "
+                f"in {report.elapsed_ms:.0f} ms")  # fmt: skip
+    except Exception as exc:  # upkeep must never fail a capture
+        log(f"{label}: lifecycle pass failed: {type(exc).__name__}: {exc}")
+
+
+def consolidate(ctx: Context, label: str, log: Log, added: int, deadline: float) -> None:
+    """After a capture: count it when it added memories and, every 10 such captures or when the
+    store crosses 80 active memories, link the new memories and queue merge candidates for a
+    person (``services.consolidate``: never raises; runs only with enough budget left)."""
+    try:
+        from cortexmem.services.consolidate import maybe_consolidate
+
+        upkeep = maybe_consolidate(ctx, memories_added=added, deadline=deadline)
+        if upkeep is not None:
+            log(f"{label}: {upkeep.describe()}")
+    except Exception as exc:  # upkeep must never fail a capture
+        log(f"{label}: consolidation failed: {type(exc).__name__}: {exc}")
+
+
+def keep_compact_summary(
+    ctx: Context,
+    summary: str,
+    *,
+    session_id: str | None,
+    transcript_path: Path | None,
+    trigger: str | None,
+) -> int:
+    """The summary a host wrote when it compacted the context, kept as an event; the number of
+    events added (0: already kept)."""
+    from cortexmem.core.extraction.memories import to_memories
+    from cortexmem.model import Event, Provenance
+
+    branch, commit = ctx.paths.branch_and_commit()
+    event = Event(
+        kind="compact_summary",
+        content=summary.strip()[:MAX_COMPACT_SUMMARY],
+        payload={"trigger": trigger},
+        confidence=0.9,
+        salience=0.6,
+        provenance=Provenance(
+            session_id=session_id,
+            transcript_path=str(transcript_path) if transcript_path is not None else None,
+            branch=branch,
+            commit=commit,
+        ),
+    )
+    return ctx.writable("project").record_capture([event], to_memories, None).events_added
