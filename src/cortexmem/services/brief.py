@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from cortexmem.services import briefing_cache
 
@@ -121,10 +120,11 @@ def make_briefing(
     return build(gather(ctx, branch, now or datetime.now(UTC)), count_tokens)
 
 
-@dataclass(frozen=True)
-class Published:
+class Published(NamedTuple):
     """What ``publish`` did: the markdown, whether it came from the cache, whether the host's
-    file changed, the ``Briefing`` when one was built, and why the file could not be written."""
+    file changed, the ``Briefing`` when one was built, and why the file could not be written.
+    (Immutable; a ``NamedTuple`` because ``dataclasses`` would cost the cached SessionStart
+    path ~10 ms of imports.)"""
 
     markdown: str
     cached: bool

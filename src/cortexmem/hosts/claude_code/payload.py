@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from cortexmem.project.log import log_line
 
@@ -39,11 +39,12 @@ def _path(value: object) -> Path | None:
     return Path(value) if isinstance(value, str) and value else None
 
 
-@dataclass(frozen=True)
-class HookInput:
-    """What a hook event says, typed: ``project_dir`` is where it acts (see ``project_dir``);
-    ``agent_transcript_path`` only for SubagentStop; ``prompt`` for UserPromptSubmit;
-    ``source`` for SessionStart; ``trigger`` and ``compact_summary`` for the compaction events."""
+class HookInput(NamedTuple):
+    """What a hook event says, typed and immutable: ``project_dir`` is where it acts (see
+    ``project_dir``); ``agent_transcript_path`` only for SubagentStop; ``prompt`` for
+    UserPromptSubmit; ``source`` for SessionStart; ``trigger`` and ``compact_summary`` for the
+    compaction events. A ``NamedTuple`` rather than a frozen dataclass: ``dataclasses`` costs
+    SessionStart's cached path ~10 ms of imports, ``typing`` is loaded there anyway."""
 
     event: str
     project_dir: Path
