@@ -56,6 +56,7 @@ SEED_ROWS = {
         "('m-old-1', 'm-old-6', 'relates_to', '2025-01-28T00:00:00.000000Z')",
         "UPDATE upkeep_state SET linked_seq = 2, extractions = 3 WHERE id = 1",
     ],
+    8: [],  # application_id only: no table, no row
 }
 
 
