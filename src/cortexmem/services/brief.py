@@ -9,6 +9,7 @@ and context from other branches never reach the pool: the branch filter drops th
 
 from __future__ import annotations
 
+import contextlib
 import re
 from datetime import UTC, datetime
 from pathlib import Path
@@ -119,7 +120,9 @@ def briefing_markdown(ctx: Context, *, cwd: Path | None = None) -> tuple[str, bo
             return cached, True
     markdown = make_briefing(ctx, branch=branch).markdown
     if token is not None:
-        briefing_cache.write_cached(path, token, markdown)
+        # A read-only .cortex: the briefing is still returned, only not cached.
+        with contextlib.suppress(OSError):
+            briefing_cache.write_cached(path, token, markdown)
     return markdown, False
 
 

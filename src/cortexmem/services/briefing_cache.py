@@ -62,7 +62,7 @@ def read_cached(path: str, token: str) -> str | None:
 
 
 def write_cached(path: str, token: str, markdown: str) -> None:
-    write_atomic(path, json.dumps({"token": token, "markdown": markdown}))
+    write_atomic(path, json.dumps({"token": token, "markdown": markdown}), private=True)
 
 
 def _alive(pid: int) -> bool:
@@ -89,7 +89,7 @@ class PidLock:
         os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
         while True:
             try:
-                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
             except FileExistsError:
                 if self._stale():
                     with contextlib.suppress(FileNotFoundError):
@@ -145,4 +145,5 @@ def write_rules_file(
         if git_common_dir:
             with contextlib.suppress(OSError):
                 exclude_from_git(git_common_dir, "/" + RULES_FILE.replace(os.sep, "/"))
-        return write_atomic(os.path.join(worktree, RULES_FILE), markdown)
+        # Per person and excluded from git: private like the store it comes from.
+        return write_atomic(os.path.join(worktree, RULES_FILE), markdown, private=True)

@@ -75,11 +75,16 @@ def _briefing(payload: dict[str, Any]) -> str | None:
     cache = briefing_cache.cache_path(str(paths.data_dir), branch, str(cwd))
     markdown = briefing_cache.read_cached(cache, token) if token else None
     if markdown is None:
+        from cortexmem.errors import StoreCorrupt
         from cortexmem.services.brief import briefing_markdown
         from cortexmem.services.context import Context
 
-        with Context.for_cwd(cwd, timeout=2.0) as ctx:
-            markdown, _ = briefing_markdown(ctx, cwd=cwd)
+        try:
+            with Context.for_cwd(cwd, timeout=2.0) as ctx:
+                markdown, _ = briefing_markdown(ctx, cwd=cwd)
+        except StoreCorrupt as exc:  # damaged or not Cortex's: say so, once, and where to go
+            log_line(payload, f"SessionStart: {exc}", paths.log)
+            return f"⚠ the memory store is damaged or not Cortex's: {exc}"
     worktree = str(paths.worktree or paths.root)
     try:
         git_dir = str(paths.repo.common_dir) if paths.repo is not None else None

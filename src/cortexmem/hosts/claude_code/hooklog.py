@@ -37,7 +37,8 @@ def log_line(payload: dict[str, object], message: str, path: Path | None = None)
         session = payload.get("session_id")
         tag = f" [{session[:8]}]" if isinstance(session, str) else ""
         text = " ".join(message.split())[:2000]
-        with path.open("a", encoding="utf-8") as fh:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)  # memory: private
+        with os.fdopen(fd, "a", encoding="utf-8") as fh:
             fh.write(f"{stamp}{tag} {text}\n")
     except Exception:
         pass

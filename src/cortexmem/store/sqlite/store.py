@@ -54,6 +54,12 @@ from cortexmem.store.protocols import (
     StorePass,
     UpkeepState,
 )
+from cortexmem.store.sqlite.integrity import (
+    CORTEX_APPLICATION_ID,
+    stamped_ok,
+    tighten,
+    write_stamp,
+)
 from cortexmem.store.sqlite.rows import (
     BM25_WEIGHTS,
     EDGE_COLUMNS,
@@ -77,12 +83,6 @@ from cortexmem.store.sqlite.rows import (
     row_to_observation,
     upsert_cursor,
 )
-from cortexmem.store.sqlite.integrity import (
-    CORTEX_APPLICATION_ID,
-    stamped_ok,
-    tighten,
-    write_stamp,
-)
 from cortexmem.store.sqlite.token import token_of
 from cortexmem.store.sqlite.tx import DEFAULT_TIMEOUT, Transactions, check_header, fetchall
 
@@ -92,8 +92,7 @@ _VERIFIED: set[tuple[str, str]] = set()
 
 
 def newest_backup(path: Path) -> Path | None:
-    folder = path.parent / "backups"
-    found = sorted(folder.glob(f"{path.stem}-*.db")) if folder.is_dir() else []
+    found = backups_of(path)
     return found[-1] if found else None
 
 
@@ -107,6 +106,41 @@ def damaged(path: Path, detail: str) -> StoreCorrupt:
     )
     detail = " ".join(detail.split())[:200]
     return StoreCorrupt(f"the memory store {path} is damaged ({detail}); {way_out}")
+
+
+def backups_of(path: Path) -> list[Path]:
+    """The backups of the store at ``path``, oldest first (without opening it)."""
+    folder = path.parent / "backups"
+    return sorted(folder.glob(f"{path.stem}-*.db")) if folder.is_dir() else []
+
+
+def replace_damaged(path: Path, backup: Path, timeout: float = DEFAULT_TIMEOUT) -> Path:
+    """Put ``backup`` in place of a store that cannot be opened (damaged, truncated, not a
+    database). The damaged file is moved, not written, into ``backups/`` as
+    ``<name>.damaged-<stamp>`` (its -wal beside it) and returned; the backup itself is copied
+    and migrated, never modified."""
+    backup = Path(backup)
+    if not backup.is_file():
+        raise NotFound(f"no backup at {backup}")
+    check_header(backup)
+    folder = path.parent / "backups"
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    aside = folder / f"{path.name}.damaged-{stamp}-{os.getpid()}"
+    with tempfile.TemporaryDirectory(dir=path.parent, prefix=".restore-") as tmp:
+        staged = Path(tmp) / path.name
+        os.close(os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        shutil.copyfile(backup, staged)
+        _require_cortex_store(staged, backup)
+        SQLiteStore.open(staged, timeout=timeout).close()
+        if path.exists():
+            os.replace(path, aside)
+        wal = Path(f"{path}-wal")
+        if wal.exists():
+            os.replace(wal, Path(f"{aside}-wal"))
+        Path(f"{path}-shm").unlink(missing_ok=True)
+        os.replace(staged, path)
+    return aside
 
 
 def _is_read_only(exc: sqlite3.Error) -> bool:
@@ -156,6 +190,7 @@ def _inspect(path: Path) -> bool:
         if problems:
             raise damaged(path, "; ".join(problems))
         _VERIFIED.add((str(path), key))
+        write_stamp(str(path))
         return False
     except sqlite3.DatabaseError as exc:
         text = str(exc).lower()
@@ -206,7 +241,7 @@ class SQLiteStore(Transactions):
             if read_only or new or not _is_read_only(exc):
                 raise CortexError(f"cannot open store {path}: {exc}") from exc
             store = cls._connect(path, timeout, True)
-        store._verified = not new
+        store._verified = True  # checked above, or created just now
         return store
 
     @classmethod
