@@ -154,6 +154,20 @@ def _inspect(path: Path) -> bool:
     from cortexmem.store.sqlite.integrity import file_key
 
     key = file_key(str(path)) or ""
+    had = [Path(f"{path}{s}").exists() for s in ("-wal", "-shm")]
+    try:
+        return _inspect_read_only(path, key)
+    except CortexError:
+        # Reading a WAL file read-only makes SQLite create an empty -wal/-shm it cannot remove
+        # on close: take back what this refusal left beside a file that is not ours to use.
+        wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
+        if not any(had) and wal.exists() and wal.stat().st_size == 0:
+            wal.unlink(missing_ok=True)
+            shm.unlink(missing_ok=True)
+        raise
+
+
+def _inspect_read_only(path: Path, key: str) -> bool:
     uri = path.resolve().as_uri() + "?mode=ro"
     try:
         conn = sqlite3.connect(uri, uri=True, timeout=DEFAULT_TIMEOUT)
