@@ -73,7 +73,7 @@ def real_store(path: Path, memories: int = 300) -> None:
                 Memory(
                     f"memory number {i}: the retry budget of service {i} is {i % 7} s",
                     memory_type="gotcha",
-                )  # fmt: skip
+                )
             )
         store.backup("test")
 
