@@ -8,6 +8,7 @@ user can act on (one line on stderr, no traceback), 2 a usage error.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import sys
 from pathlib import Path
@@ -604,7 +605,8 @@ def export(click_ctx: click.Context, fmt: str, output: Path | None, is_global: b
         return
     tmp = output.with_name(output.name + ".part")
     try:
-        with tmp.open("w", encoding="utf-8") as fh:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # memory: private
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.writelines(chunks)
         tmp.replace(output)
     finally:
