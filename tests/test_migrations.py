@@ -60,6 +60,7 @@ SEED_ROWS = {
         "INSERT INTO embedding_labels (model, label) VALUES ('newer-model', 'old-project')",
         "UPDATE memories SET summary = 'a newer summary' WHERE id = 'm-old-1'",
     ],
+    9: [],  # application_id only: no table, no row
 }
 
 

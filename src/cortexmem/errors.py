@@ -19,3 +19,11 @@ class StoreCorrupt(CortexError):
 
 class SchemaTooNew(CortexError):
     """The store was written by a newer Cortex; refuse rather than damage it."""
+
+
+class NotCortexStore(StoreCorrupt):
+    """The file is a SQLite database, but someone else's: refused and never written to."""
+
+
+class StoreReadOnly(CortexError):
+    """The store can be read but not written (a read-only folder, file or mount)."""

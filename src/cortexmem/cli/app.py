@@ -8,6 +8,7 @@ user can act on (one line on stderr, no traceback), 2 a usage error.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import sys
 from pathlib import Path
@@ -23,7 +24,7 @@ from cortexmem.cli.common import (
     refuse_without_tty,
     scope_of,
 )
-from cortexmem.errors import CortexError
+from cortexmem.errors import CortexError, NotCortexStore, StoreCorrupt
 from cortexmem.model import MEMORY_TYPES
 
 TYPE_CHOICE = click.Choice(MEMORY_TYPES, case_sensitive=False)
@@ -516,7 +517,13 @@ def restore(
     """
     ctx = open_context(click_ctx)
     scope = scope_of(is_global)
-    store = ctx.require(scope)
+    try:
+        store = ctx.require(scope)
+    except NotCortexStore:
+        raise  # someone else's file: never moved, never replaced
+    except StoreCorrupt as exc:
+        _restore_damaged(ctx, scope, backup, list_only, yes, exc)
+        return
     backups = store.list_backups()
     if list_only:
         for path in backups:
@@ -534,6 +541,31 @@ def restore(
         return
     safety = store.restore(chosen)
     click.echo(f"Restored {chosen.name}. The previous state was saved as {safety.name}")
+
+
+def _restore_damaged(
+    ctx: Any, scope: Any, backup: str | None, list_only: bool, yes: bool, exc: Exception
+) -> None:
+    """`cortex restore` on a store that cannot be opened: the damaged file is moved aside into
+    backups/ and the chosen backup (the newest by default) copied in its place."""
+    backups = ctx.backups(scope)
+    if list_only:
+        for path in backups:
+            click.echo(path.name)
+        if not backups:
+            click.echo("No backups yet.")
+        return
+    if not backups and backup is None:
+        raise CortexError(f"{exc}; the {scope} store has no backups")
+    chosen = Path(backup) if backup else backups[-1]
+    if not chosen.is_file():
+        chosen = ctx.db_path(scope).parent / "backups" / chosen.name
+    click.echo(f"The {scope} store cannot be opened: {exc}", err=True)
+    if not confirm(f"Replace it with {chosen.name} (the damaged file is kept aside)?", yes):
+        click.echo("Nothing changed.")
+        return
+    aside = ctx.replace_damaged(scope, chosen)
+    click.echo(f"Restored {chosen.name}. The damaged file was moved to {aside}")
 
 
 # ------------------------------------------------------------------------------ export/import
@@ -573,7 +605,8 @@ def export(click_ctx: click.Context, fmt: str, output: Path | None, is_global: b
         return
     tmp = output.with_name(output.name + ".part")
     try:
-        with tmp.open("w", encoding="utf-8") as fh:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # memory: private
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.writelines(chunks)
         tmp.replace(output)
     finally:

@@ -112,6 +112,12 @@ def status_report(report: dict[str, Any]) -> None:
             f"events: {store['events']}   schema: v{store['schema_version']}   "
             f"size: {human_bytes(store['size_bytes'])}   backups: {store['backups']}"
         )
+        if store.get("integrity", ["ok"]) != ["ok"]:
+            console.print(
+                "  [bold red]⚠ the memory store is damaged[/]: "
+                + escape("; ".join(store["integrity"])[:300])
+                + " — run `cortex restore`"
+            )
         if store["by_type"]:
             console.print(
                 "  by type: " + ", ".join(f"{k} {v}" for k, v in store["by_type"].items())

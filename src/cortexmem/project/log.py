@@ -19,7 +19,8 @@ def log_line(path: Path, message: str, tag: str | None = None) -> None:
             os.replace(path, path.with_name(path.name + ".1"))
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         text = " ".join(message.split())[:2000]
-        with path.open("a", encoding="utf-8") as fh:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)  # memory: private
+        with os.fdopen(fd, "a", encoding="utf-8") as fh:
             fh.write(f"{stamp}{f' [{tag}]' if tag else ''} {text}\n")
     except Exception:
         pass

@@ -122,8 +122,24 @@ def _existing_store_root(cwd: Path, home: Path) -> Path | None:
 
 
 def ensure_data_dir(data_dir: Path) -> None:
-    """Create ``.cortex/`` with its .gitignore (never overwriting one a person edited)."""
-    data_dir.mkdir(parents=True, exist_ok=True)
+    """Create ``.cortex/`` with its .gitignore (never overwriting one a person edited).
+
+    Memory is private: the folder is 0700, and one an older Cortex left open to others is
+    closed (the files in it meant for git are committed by content; git keeps no folder modes).
+    """
+    data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    private_dir(data_dir)
     ignore = data_dir / ".gitignore"
     if not ignore.exists():
         ignore.write_text(GITIGNORE, encoding="utf-8")
+
+
+def private_dir(folder: Path) -> None:
+    """Take group/other access away from a folder of Cortex's (best effort)."""
+    import contextlib
+    import os
+
+    with contextlib.suppress(OSError):
+        mode = folder.stat().st_mode & 0o7777
+        if mode & 0o077:
+            os.chmod(folder, mode & ~0o077)

@@ -185,10 +185,15 @@ def run(root: Path, idle: float = IDLE_SECONDS) -> int:
     if not private(folder):
         return 1  # someone else's folder, or open to others: never serve from it
     path = socket_path(paths.project_hash)
-    fd = os.open(path[: -len(".sock")] + ".lock", os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    lock_path = path[: -len(".sock")] + ".lock"
+    fd = os.open(lock_path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     lock = os.fdopen(fd, "w")
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        # A server that exits removes its lock file; one we opened just before that is no
+        # longer the lock (another start may hold a new one): leave serving to that one.
+        if os.fstat(fd).st_ino != os.stat(lock_path).st_ino:
+            raise OSError("lock file replaced")
     except OSError:
         lock.close()
         return 0
@@ -206,6 +211,8 @@ def run(root: Path, idle: float = IDLE_SECONDS) -> int:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
         server.ctx.close()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(lock_path)  # one lock file per running server, not per project ever served
         lock.close()
     return 0
 

@@ -14,6 +14,7 @@ and context from other branches never reach the pool: the branch filter drops th
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -175,7 +176,9 @@ def publish(
             briefing = make_briefing(ctx, branch=branch)
         markdown = briefing.markdown
         if token is not None:
-            briefing_cache.write_cached(cache, token, markdown)
+            # A read-only .cortex: the briefing is still returned, only not cached.
+            with contextlib.suppress(OSError):
+                briefing_cache.write_cached(cache, token, markdown)
     written, error = False, None
     if write is not None:
         try:

@@ -60,7 +60,7 @@ def read_cached(path: str, token: str) -> str | None:
 
 
 def write_cached(path: str, token: str, markdown: str) -> None:
-    write_atomic(path, json.dumps({"token": token, "markdown": markdown}))
+    write_atomic(path, json.dumps({"token": token, "markdown": markdown}), private=True)
 
 
 def _alive(pid: int) -> bool:
@@ -87,7 +87,7 @@ class PidLock:
         os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
         while True:
             try:
-                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
             except FileExistsError:
                 if self._stale():
                     with contextlib.suppress(FileNotFoundError):

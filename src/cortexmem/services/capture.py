@@ -34,6 +34,7 @@ from cortexmem.core.extraction.memories import to_memories
 from cortexmem.core.observations import to_observations
 from cortexmem.core.session import Dialect, Entry, ParseStats, RawLine, SessionInfo
 from cortexmem.model import Event, ExtractionCursor, Provenance
+from cortexmem.project.files import write_atomic
 from cortexmem.project.git import changed_files
 from cortexmem.services.context import Context
 from cortexmem.store.protocols import CaptureResult, EventStore
@@ -356,15 +357,11 @@ def queue_dir(ctx: Context) -> Path:
 def enqueue(ctx: Context, transcript: Path, session_id: str | None) -> Path:
     """Remember that ``transcript`` still has unread lines (atomic write, one file per session)."""
     folder = queue_dir(ctx)
-    folder.mkdir(parents=True, exist_ok=True)
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     name = hashlib.sha256(str(transcript.resolve()).encode()).hexdigest()[:16]
     target = folder / f"{name}.json"
-    tmp = folder / f".{name}.{os.getpid()}.tmp"
-    tmp.write_text(
-        json.dumps({"transcript_path": str(transcript.resolve()), "session_id": session_id}),
-        encoding="utf-8",
-    )
-    tmp.replace(target)
+    record = {"transcript_path": str(transcript.resolve()), "session_id": session_id}
+    write_atomic(target, json.dumps(record), private=True)
     return target
 
 

@@ -14,9 +14,9 @@ from typing import Literal
 
 from cortexmem import settings
 from cortexmem.errors import CortexError
-from cortexmem.project.paths import ProjectPaths, ensure_data_dir, resolve
+from cortexmem.project.paths import ProjectPaths, ensure_data_dir, private_dir, resolve
 from cortexmem.store.protocols import Store
-from cortexmem.store.sqlite.store import SQLiteStore
+from cortexmem.store.sqlite.store import SQLiteStore, backups_of, replace_damaged
 
 Scope = Literal["project", "global"]
 SCOPES: tuple[Scope, ...] = ("project", "global")
@@ -55,12 +55,24 @@ class Context:
         if not path.is_file():
             if not create:
                 return None
-            ensure_data_dir(path.parent) if scope == "project" else path.parent.mkdir(
-                parents=True, exist_ok=True
-            )
+            if scope == "project":
+                ensure_data_dir(path.parent)
+            else:
+                path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+                private_dir(path.parent)
         store = SQLiteStore.open(path, timeout=self.timeout)
         self._open[scope] = store
         return store
+
+    def backups(self, scope: Scope) -> list[Path]:
+        """The backups of a store, oldest first, found without opening it (it may be damaged)."""
+        return backups_of(self.db_path(scope))
+
+    def replace_damaged(self, scope: Scope, backup: Path) -> Path:
+        """Put ``backup`` in place of a store that cannot be opened; where the damaged file
+        was moved to (nothing is deleted)."""
+        self._open.pop(scope, None)
+        return replace_damaged(self.db_path(scope), backup, self.timeout)
 
     def require(self, scope: Scope) -> Store:
         store = self.store(scope)

@@ -105,7 +105,9 @@ def write_projections(ctx: Context) -> ProjectionReport:
         changed = write_atomic(str(target), text)
         ours[name] = [ln for ln in generated.splitlines() if ln.startswith("- ")]
         (report.written if changed else report.unchanged).append(name)
-    write_atomic(str(data_dir / "cache" / LAST_WRITTEN), json.dumps(ours, sort_keys=True))
+    write_atomic(
+        str(data_dir / "cache" / LAST_WRITTEN), json.dumps(ours, sort_keys=True), private=True
+    )
     _include_in_git(data_dir)
     return report
 

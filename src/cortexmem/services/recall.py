@@ -12,6 +12,7 @@ any answers lexically, at lexical speed.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -20,6 +21,7 @@ from cortexmem import settings
 from cortexmem.core.filters import MemoryFilter
 from cortexmem.core.fusion import DEFAULT_ALPHA, hybrid_rank
 from cortexmem.core.ranking import CANDIDATE_POOL, Candidate, Ranked, rank
+from cortexmem.errors import StoreReadOnly
 from cortexmem.model import utc_now
 from cortexmem.services.context import SCOPES, Context, Scope
 from cortexmem.store.protocols import Store
@@ -92,7 +94,8 @@ def recall(
         when = utc_now()
         for scope, store in stores:
             served = [r.memory.id for r in results if r.scope == scope]
-            store.record_access(served, when)
+            with contextlib.suppress(StoreReadOnly):  # best effort: a read-only store answers
+                store.record_access(served, when)
         if "archived" in statuses:
             results = _restore_archived(ctx, results)
     return results

@@ -42,6 +42,7 @@ def status(ctx: Context) -> dict[str, Any]:
                 "last_capture": counts.last_capture,
                 "size_bytes": store.size_bytes(),
                 "backups": len(store.list_backups()),
+                "integrity": store.integrity_check() or ["ok"],
             }
         report["stores"][scope] = entry
     queue = paths.data_dir / "queue"

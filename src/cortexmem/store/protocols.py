@@ -152,6 +152,10 @@ class StoreInfo(Protocol):
 
     def size_bytes(self) -> int: ...
 
+    def integrity_check(self) -> list[str]:
+        """A full check of the stored data: the problems found, empty when it is sound."""
+        ...
+
     def close(self) -> None: ...
 
 

@@ -61,15 +61,21 @@ def _session_start(hook: HookInput) -> dict[str, Any] | None:
     paths = _project(hook)
     if paths is None:
         return None
+    from cortexmem.errors import StoreCorrupt
     from cortexmem.hosts.claude_code.rules import briefing_writer
     from cortexmem.services.brief import publish
 
-    published = publish(
-        paths,
-        cwd=hook.project_dir,
-        write=briefing_writer(paths),
-        timeout=BRIEFING_TIMEOUT,
-    )
+    try:
+        published = publish(
+            paths,
+            cwd=hook.project_dir,
+            write=briefing_writer(paths),
+            timeout=BRIEFING_TIMEOUT,
+        )
+    except StoreCorrupt as exc:  # damaged or not Cortex's: say so, once, and where to go
+        hook.log(f"SessionStart: {exc}", paths.log)
+        warning = f"⚠ the memory store is damaged or not Cortex's: {exc}"
+        return {"hookSpecificOutput": {"additionalContext": warning}}
     if published.error is not None:
         hook.log(f"SessionStart: briefing file not written: {published.error}", paths.log)
     _warm_up(hook, paths)

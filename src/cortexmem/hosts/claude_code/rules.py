@@ -45,7 +45,8 @@ def write_rules_file(
         if git_common_dir:
             with contextlib.suppress(OSError):
                 exclude_from_git(git_common_dir, "/" + RULES_FILE.replace(os.sep, "/"))
-        return write_atomic(os.path.join(worktree, RULES_FILE), markdown)
+        # Per person and excluded from git: private like the store it comes from.
+        return write_atomic(os.path.join(worktree, RULES_FILE), markdown, private=True)
 
 
 def briefing_writer(paths: ProjectPaths) -> Callable[[str], bool]:

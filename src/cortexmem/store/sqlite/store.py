@@ -12,6 +12,7 @@ written by a newer Cortex is refused; a backup is taken before migrating, restor
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import sqlite3
 import tempfile
@@ -26,7 +27,14 @@ from cortexmem.core.filters import MemoryFilter
 from cortexmem.core.fts_query import to_fts_query
 from cortexmem.core.ranking import Candidate
 from cortexmem.core.redact import redact_event, redact_memory
-from cortexmem.errors import CortexError, NotFound, SchemaTooNew, StoreCorrupt
+from cortexmem.errors import (
+    CortexError,
+    NotCortexStore,
+    NotFound,
+    SchemaTooNew,
+    StoreCorrupt,
+    StoreReadOnly,
+)
 from cortexmem.model import (
     MEMORY_STATUSES,
     Edge,
@@ -45,6 +53,12 @@ from cortexmem.store.protocols import (
     StoreCounts,
     StorePass,
     UpkeepState,
+)
+from cortexmem.store.sqlite.integrity import (
+    CORTEX_APPLICATION_ID,
+    stamped_ok,
+    tighten,
+    write_stamp,
 )
 from cortexmem.store.sqlite.rows import (
     BM25_WEIGHTS,
@@ -73,6 +87,134 @@ from cortexmem.store.sqlite.token import token_of
 from cortexmem.store.sqlite.tx import DEFAULT_TIMEOUT, Transactions, check_header, fetchall
 
 KEEP_BACKUPS = 20
+# Verified undamaged in this process: (path, size:mtime) -> True.
+_VERIFIED: set[tuple[str, str]] = set()
+
+
+def newest_backup(path: Path) -> Path | None:
+    found = backups_of(path)
+    return found[-1] if found else None
+
+
+def damaged(path: Path, detail: str) -> StoreCorrupt:
+    """The one-line refusal of a damaged store, naming the way out and the newest backup."""
+    backup = newest_backup(path)
+    way_out = (
+        f"run `cortex restore` (newest backup: {backup.name})"
+        if backup
+        else "no backup exists; move it aside to start a new store"
+    )
+    detail = " ".join(detail.split())[:200]
+    return StoreCorrupt(f"the memory store {path} is damaged ({detail}); {way_out}")
+
+
+def backups_of(path: Path) -> list[Path]:
+    """The backups of the store at ``path``, oldest first (without opening it)."""
+    folder = path.parent / "backups"
+    return sorted(folder.glob(f"{path.stem}-*.db")) if folder.is_dir() else []
+
+
+def replace_damaged(path: Path, backup: Path, timeout: float = DEFAULT_TIMEOUT) -> Path:
+    """Put ``backup`` in place of a store that cannot be opened (damaged, truncated, not a
+    database). The damaged file is moved, not written, into ``backups/`` as
+    ``<name>.damaged-<stamp>`` (its -wal beside it) and returned; the backup itself is copied
+    and migrated, never modified."""
+    backup = Path(backup)
+    if not backup.is_file():
+        raise NotFound(f"no backup at {backup}")
+    check_header(backup)
+    folder = path.parent / "backups"
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    aside = folder / f"{path.name}.damaged-{stamp}-{os.getpid()}"
+    with tempfile.TemporaryDirectory(dir=path.parent, prefix=".restore-") as tmp:
+        staged = Path(tmp) / path.name
+        os.close(os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        shutil.copyfile(backup, staged)
+        _require_cortex_store(staged, backup)
+        SQLiteStore.open(staged, timeout=timeout).close()
+        if path.exists():
+            os.replace(path, aside)
+        wal = Path(f"{path}-wal")
+        if wal.exists():
+            os.replace(wal, Path(f"{aside}-wal"))
+        Path(f"{path}-shm").unlink(missing_ok=True)
+        os.replace(staged, path)
+    return aside
+
+
+def _is_read_only(exc: sqlite3.Error) -> bool:
+    text = str(exc).lower()
+    return "readonly" in text or "read-only" in text or "unable to open" in text
+
+
+def _inspect(path: Path) -> bool:
+    """Look at an existing file read-only: True when it is an empty SQLite database (taken as
+    new); raise when it is not Cortex's, too new or damaged; False for a sound Cortex store."""
+    from cortexmem.store.sqlite.integrity import file_key
+
+    key = file_key(str(path)) or ""
+    had = [Path(f"{path}{s}").exists() for s in ("-wal", "-shm")]
+    try:
+        return _inspect_read_only(path, key)
+    except CortexError:
+        # Reading a WAL file read-only makes SQLite create an empty -wal/-shm it cannot remove
+        # on close: take back what this refusal left beside a file that is not ours to use.
+        wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
+        if not any(had) and wal.exists() and wal.stat().st_size == 0:
+            wal.unlink(missing_ok=True)
+            shm.unlink(missing_ok=True)
+        raise
+
+
+def _inspect_read_only(path: Path, key: str) -> bool:
+    uri = path.resolve().as_uri() + "?mode=ro"
+    try:
+        conn = sqlite3.connect(uri, uri=True, timeout=DEFAULT_TIMEOUT)
+    except sqlite3.Error as exc:
+        raise CortexError(f"cannot open store {path}: {exc}") from exc
+    try:
+        app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        names = {
+            str(r[0])
+            for r in conn.execute("SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'")
+        }
+        ours = app_id == CORTEX_APPLICATION_ID or (
+            app_id == 0 and version >= 1 and "memories" in names
+        )
+        if not ours:
+            if app_id == 0 and version == 0 and not names:
+                return True  # an empty database: nothing in it to lose
+            shown = ", ".join(sorted(names)[:3]) + (", ..." if len(names) > 3 else "")
+            raise NotCortexStore(
+                f"{path} is a SQLite database but not a Cortex store"
+                + (f" (it holds {shown})" if names else "")
+                + "; it was left untouched: move it aside to start a new store"
+            )
+        if version > head_version():
+            raise SchemaTooNew(
+                f"{path} has schema version {version}, newer than this Cortex knows "
+                f"({head_version()}); upgrade cortex-memory to use it"
+            )
+        if (str(path), key) in _VERIFIED or stamped_ok(str(path), key):
+            return False
+        rows = conn.execute("PRAGMA quick_check(5)").fetchall()
+        problems = [str(r[0]) for r in rows if str(r[0]) != "ok"]
+        if problems:
+            raise damaged(path, "; ".join(problems))
+        _VERIFIED.add((str(path), key))
+        write_stamp(str(path))
+        return False
+    except sqlite3.DatabaseError as exc:
+        text = str(exc).lower()
+        if isinstance(exc, sqlite3.OperationalError) and (
+            _is_read_only(exc) or "locked" in text or "busy" in text
+        ):
+            raise CortexError(f"cannot open store {path}: {exc}") from exc
+        raise damaged(path, str(exc)) from exc
+    finally:
+        conn.close()
 
 
 class SQLiteStore(Transactions):
@@ -84,21 +226,65 @@ class SQLiteStore(Transactions):
     # ----------------------------------------------------------------- opening & schema
 
     @classmethod
-    def open(cls, path: Path, *, timeout: float = DEFAULT_TIMEOUT) -> SQLiteStore:
-        """Open (creating if needed) and migrate the store at ``path``."""
+    def open(
+        cls, path: Path, *, timeout: float = DEFAULT_TIMEOUT, read_only: bool = False
+    ) -> SQLiteStore:
+        """Open (creating if needed) and migrate the store at ``path``.
+
+        Before anything is written the file is inspected read-only: a file that is not a
+        SQLite database, a SQLite database of someone else's, a store of a newer Cortex and a
+        damaged store (``PRAGMA quick_check``, once per change of the file) are refused and left
+        byte for byte as they were. A store that cannot be written (``read_only``, or a read-only
+        folder or file) is opened read-only: it answers, and a write raises ``StoreReadOnly``."""
         path = Path(path)
         check_header(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        new = not path.exists() or path.stat().st_size == 0
+        if not new:
+            new = _inspect(path)
+        if new and not read_only:
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            with contextlib.suppress(FileExistsError):
+                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        for suffix in ("", "-wal", "-shm"):
+            tighten(str(path) + suffix)
+        if not read_only and not new:
+            read_only = not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK))
         try:
-            conn = sqlite3.connect(
-                str(path), timeout=timeout, isolation_level=None, check_same_thread=False
-            )
+            store = cls._connect(path, timeout, read_only)
+        except sqlite3.OperationalError as exc:
+            if read_only or new or not _is_read_only(exc):
+                raise CortexError(f"cannot open store {path}: {exc}") from exc
+            store = cls._connect(path, timeout, True)
+        store._verified = True  # checked above, or created just now
+        return store
+
+    @classmethod
+    def _connect(cls, path: Path, timeout: float, read_only: bool) -> SQLiteStore:
+        try:
+            if read_only:
+                uri = path.resolve().as_uri() + "?mode=ro"
+                conn = sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None,
+                                       check_same_thread=False)  # fmt: skip
+            else:
+                conn = sqlite3.connect(
+                    str(path), timeout=timeout, isolation_level=None, check_same_thread=False
+                )
         except sqlite3.Error as exc:
             raise CortexError(f"cannot open store {path}: {exc}") from exc
         store = cls(path, conn, timeout)
+        store.read_only = read_only
         try:
-            store._configure()
-            store._migrate()
+            if read_only:
+                conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+                if store.schema_version() != head_version():
+                    raise StoreReadOnly(
+                        f"{path} is read-only and needs a schema migration: make it writable"
+                    )
+            else:
+                store._configure()
+                store._migrate()
+                for suffix in ("-wal", "-shm"):
+                    tighten(str(path) + suffix)
         except BaseException:
             conn.close()
             raise
@@ -154,6 +340,21 @@ class SQLiteStore(Transactions):
 
     def close(self) -> None:
         self._conn.close()
+        if getattr(self, "_verified", False) and not self.read_only:
+            # Checked undamaged at open and only written by SQLite since: the file as it is
+            # now needs no new quick_check at the next open.
+            write_stamp(str(self.path))
+
+    def integrity_check(self) -> list[str]:
+        """The full ``PRAGMA integrity_check``: problems found (empty when the file is sound)."""
+        try:
+            rows = self._conn.execute("PRAGMA integrity_check(20)").fetchall()
+        except sqlite3.DatabaseError as exc:
+            return [str(exc)]
+        problems = [str(r[0]) for r in rows if str(r[0]) != "ok"]
+        if problems:
+            self._verified = False
+        return problems
 
     def __enter__(self) -> SQLiteStore:
         return self
@@ -763,12 +964,14 @@ class SQLiteStore(Transactions):
         return self._backup_from(self._conn, reason)
 
     def _backup_from(self, source: sqlite3.Connection, reason: str) -> Path:
-        self.backup_dir.mkdir(parents=True, exist_ok=True)
+        self.backup_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        tighten(self.backup_dir)
         now = time.time_ns()
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now // 10**9)) + f"{now % 10**9:09d}"
         safe_reason = "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in reason)
         dest = self.backup_dir / f"{self.path.stem}-{stamp}-{safe_reason}.db"
         tmp = dest.with_suffix(".db.part")
+        os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))  # private copy
         try:
             with contextlib.closing(sqlite3.connect(str(tmp))) as target:
                 self.retry(lambda: source.backup(target))
@@ -795,8 +998,11 @@ class SQLiteStore(Transactions):
         return sorted(self.backup_dir.glob(f"{self.path.stem}-*.db"))
 
     def _prune_backups(self) -> None:
-        for old in self.list_backups()[:-KEEP_BACKUPS]:
+        backups = self.list_backups()
+        for old in backups[:-KEEP_BACKUPS]:
             old.unlink(missing_ok=True)
+        for kept in backups[-KEEP_BACKUPS:]:
+            tighten(kept)  # made by an older Cortex under the umask
 
     def restore(self, backup: Path) -> Path:
         """Replace the contents with ``backup``'s, in one transaction, after a safety backup.

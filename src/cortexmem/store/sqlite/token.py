@@ -28,7 +28,13 @@ def token_of(conn: sqlite3.Connection) -> str:
 
 
 def file_token(db_path: str) -> str | None:
-    """The token of the store at ``db_path``, opened read-only; ``None`` if it cannot be read."""
+    """The token of the store at ``db_path``, opened read-only; ``None`` if it cannot be read,
+    or when the file changed outside Cortex since its last quick_check (``integrity``): the
+    caller then opens the store, which checks it, rather than serving from a cache."""
+    from cortexmem.store.sqlite.integrity import stamped_ok
+
+    if not stamped_ok(db_path):
+        return None
     try:
         uri = Path(os.path.abspath(db_path)).as_uri() + "?mode=ro"  # '#', '?' in paths
         conn = sqlite3.connect(uri, uri=True, timeout=1.0)

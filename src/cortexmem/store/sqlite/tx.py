@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from cortexmem.errors import CortexError, StoreCorrupt
+from cortexmem.errors import CortexError, StoreCorrupt, StoreReadOnly
 
 T = TypeVar("T")
 
@@ -51,15 +51,20 @@ def check_header(path: Path) -> None:
     """Refuse a non-empty file that is not a SQLite database (never read it as empty)."""
     try:
         with path.open("rb") as fh:
-            head = fh.read(len(SQLITE_HEADER))
+            head = fh.read(100)  # the whole database header
     except FileNotFoundError:
         return
     except OSError as exc:
         raise CortexError(f"cannot read store {path}: {exc.strerror}") from exc
-    if head and head != SQLITE_HEADER:
+    if head and not head.startswith(SQLITE_HEADER):
         raise StoreCorrupt(
             f"{path} is not a SQLite database; it was left untouched. "
             "Move it aside, or restore a backup with `cortex restore`."
+        )
+    if head and len(head) < 100:
+        raise StoreCorrupt(
+            f"the memory store {path} is damaged (truncated to {len(head)} bytes); "
+            "it was left untouched: run `cortex restore`"
         )
 
 
@@ -75,6 +80,8 @@ class Transactions:
         self.path = path
         self._conn = conn
         self._timeout = timeout
+        self.read_only = False  # opened ``mode=ro``: every write raises StoreReadOnly
+        self._verified = False  # passed quick_check at open (the file may be re-stamped)
 
     @property
     def timeout(self) -> float:
@@ -86,9 +93,13 @@ class Transactions:
             return fn()
         except sqlite3.DatabaseError as exc:
             if is_corrupt(exc):
+                self._verified = False
                 raise StoreCorrupt(
-                    f"{self.path} is damaged ({exc}); restore a backup with `cortex restore`"
+                    f"the memory store {self.path} is damaged ({exc}); "
+                    "run `cortex restore` to go back to its newest backup"
                 ) from exc
+            if "readonly" in str(exc).lower():
+                raise StoreReadOnly(f"{self.path} is read-only: nothing was written") from exc
             raise
 
     def retry(self, fn: Callable[[], T]) -> T:
