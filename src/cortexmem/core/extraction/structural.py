@@ -116,7 +116,7 @@ class StructuralLayer:
         ]
 
     def _target(self, name: str, tool_input: dict[str, Any], entry: Entry) -> str:
-        return _path(tool_input, None, entry.cwd) or _text(tool_input.get("pattern"))[:100]
+        return _path(tool_input, None, entry.cwd) or clip(_text(tool_input.get("pattern")), 100)
 
     def _failure(
         self, entry: Entry, name: str, target: str, output: str, keys: list[str] | None = None
