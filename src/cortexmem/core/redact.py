@@ -271,7 +271,7 @@ OWN_RULES: list[Rule] = [
     ),
     Rule(
         "assignment",
-        r"(?P<q>[\"']?)(?P<name>(?<![A-Za-z0-9_.-])[A-Za-z_][A-Za-z0-9_.-]{0,80})(?P=q)"
+        r"(?P<q>[\"']?)(?P<name>(?<![A-Za-z0-9_.])[A-Za-z_][A-Za-z0-9_.-]{0,80})(?P=q)"
         r"[ \t]*(?::=|=>|\?=|[:=])[ \t]*(?:(?P<vq>[\"'`])(?P<v1>[^\"'`\n]{4,400})(?P=vq)"
         r"|(?P<v2>[^\s\"'`,;)(\[\]{}<>]{4,400}))",
         check=_assignment_check,
@@ -313,20 +313,25 @@ def redact(text: str) -> str:
 
 
 _TOKENISH = re.compile(r"[A-Za-z0-9+/=_.~-]{20,}")
+_SHA_OR_UUID = re.compile(
+    r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}|[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}"
+)
 
 
 def redact_tag(tag: str) -> str:
     """A tag as it may be stored. Tags are lower-cased later, so this runs on the tag as
     written; a long random-looking run the shape rules did not catch (an already lower-cased
-    key) is redacted too, as tags are short words, not tokens. Hex runs (git SHAs) stay."""
+    key) is redacted too, as tags are short words, not tokens. Git SHAs and UUIDs stay."""
     tag = redact(tag)
 
     def token(match: re.Match[str]) -> str:
         value = match.group(0)
-        if "REDACTED" in value or re.fullmatch(r"[0-9a-fA-F-]+", value):
+        if "REDACTED" in value or _SHA_OR_UUID.fullmatch(value):
             return value
+        if max(len(part) for part in re.split(r"[-_./~]", value)) <= 12:
+            return value  # python3.11-migration-notes: words joined, not a token
         has_digit = any(c.isdigit() for c in value)
-        if has_digit and any(c.isalpha() for c in value) and entropy(value) >= 3.5:
+        if has_digit and any(c.isalpha() for c in value) and entropy(value) >= 3.0:
             return MARK.format("tag")
         return value
 
