@@ -271,7 +271,7 @@ OWN_RULES: list[Rule] = [
     ),
     Rule(
         "assignment",
-        r"(?P<q>[\"']?)(?P<name>(?<![A-Za-z0-9_.])[A-Za-z_][A-Za-z0-9_.-]{0,80})(?P=q)"
+        r"(?P<q>[\"']?)(?P<name>(?<![A-Za-z0-9_.])(?=[A-Za-z0-9_.-]*?(?i:secret|token|pass|pwd|key|cred|auth|salt|signature|cookie|session))[A-Za-z_][A-Za-z0-9_.-]{0,80})(?P=q)"
         r"[ \t]*(?::=|=>|\?=|[:=])[ \t]*(?:(?P<vq>[\"'`])(?P<v1>[^\"'`\n]{4,400})(?P=vq)"
         r"|(?P<v2>[^\s\"'`,;)(\[\]{}<>]{4,400}))",
         check=_assignment_check,
@@ -313,6 +313,7 @@ def redact(text: str) -> str:
 
 
 _TOKENISH = re.compile(r"[A-Za-z0-9+/=_.~-]{20,}")
+_TAG_WORD = re.compile(r"[a-z]{1,12}[0-9]{0,4}|[0-9]{1,4}")
 _SHA_OR_UUID = re.compile(
     r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}|[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}"
 )
@@ -328,7 +329,8 @@ def redact_tag(tag: str) -> str:
         value = match.group(0)
         if "REDACTED" in value or _SHA_OR_UUID.fullmatch(value):
             return value
-        if max(len(part) for part in re.split(r"[-_./~]", value)) <= 12:
+        parts = re.split(r"[-_./~]", value)
+        if len(parts) > 1 and all(_TAG_WORD.fullmatch(p) for p in parts):
             return value  # python3.11-migration-notes: words joined, not a token
         has_digit = any(c.isdigit() for c in value)
         if has_digit and any(c.isalpha() for c in value) and entropy(value) >= 3.0:
