@@ -51,7 +51,7 @@ class CortexGroup(click.Group):
             where = f": {exc.filename}" if exc.filename else ""
             raise click.ClickException(f"{exc.strerror or exc}{where}") from None
         except UnicodeError as exc:  # text that is not UTF-8 reached something strict
-            raise click.ClickException(f"text that is not valid UTF-8: {exc.reason}") from None
+            raise click.ClickException(f"text that is not valid UTF-8: {exc}") from None
 
 
 @click.group(cls=CortexGroup, context_settings={"help_option_names": ["-h", "--help"]})
