@@ -145,8 +145,9 @@ def embed(
     route = effective_route(use, routing)
 
     from cortexmem.core.redact import redact
+    from cortexmem.core.text import clean_text
 
-    clean = [redact(t) for t in texts]
+    clean = [redact(clean_text(t)) for t in texts]
     if route.provider == "local":
         from cortexmem.ai import local
 

@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from cortexmem.core.text import clean_text
+
 MODEL_DIR = Path(__file__).parent / "models" / "all-MiniLM-L6-v2-onnx-int8"
 DIM = 384
 MAX_TOKENS = 256
@@ -56,7 +58,7 @@ class LocalModel:
         # one thread batching is no faster here (~450 sentences/s either way).
         out = np.zeros((len(texts), DIM), dtype=np.float32)
         for i, text in enumerate(texts):
-            out[i] = self._batch([clip(text)])[0]
+            out[i] = self._batch([clip(clean_text(text))])[0]
         return out
 
     def _batch(self, texts: list[str]) -> np.ndarray:

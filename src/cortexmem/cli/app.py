@@ -51,6 +51,8 @@ class CortexGroup(click.Group):
         except OSError as exc:
             where = f": {exc.filename}" if exc.filename else ""
             raise click.ClickException(f"{exc.strerror or exc}{where}") from None
+        except UnicodeError as exc:  # text that is not UTF-8 reached something strict
+            raise click.ClickException(f"text that is not valid UTF-8: {exc}") from None
 
 
 @click.group(cls=CortexGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from cortexmem.core.text import clean_text
+
 MAX_TERMS = 32
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -33,7 +35,7 @@ def query_terms(text: str) -> tuple[list[str], list[list[str]]]:
     the multi-word phrases that punctuation-joined chunks form."""
     terms: list[str] = []
     phrases: list[list[str]] = []
-    for chunk in text.split():
+    for chunk in clean_text(text).split():
         words = [w.lower() for w in _WORD.findall(chunk)]
         if len(words) > 1:
             phrases.append(words)

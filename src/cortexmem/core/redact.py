@@ -1,169 +1,343 @@
-"""Secret redaction: run on every text before it is stored, embedded or sent anywhere.
+"""Secret redaction: run on every text before it is clipped, tagged, hashed, stored, embedded or
+sent anywhere.
 
-Each rule matches the *shape* of a real secret value (a provider's key prefix and length, a
-private-key block, a JWT's three base64url parts, the password slot of a URL, the value of a
-``*_TOKEN=`` / ``"api_key":`` assignment) and replaces only the value with ``[REDACTED:kind]``,
-so the surrounding text still reads. Values that merely look like the words around secrets —
-placeholders, variable references, numbers, paths — are left alone: a memory that says
-"MAX_TOKENS=4096" or "password=settings.DB_PASSWORD" is knowledge, not a leak.
+Two rule sets, both matching the *shape* of a real secret value and replacing only the value
+with ``[REDACTED:kind]`` so the surrounding text still reads:
+
+* Cortex's own rules (below): the common providers' keys, private-key blocks, JWTs, passwords
+  in URLs, connection strings, ``.netrc``, ``mysql -pPASS``, ``docker login -p``,
+  ``Authorization:`` headers, and an assignment rule for ANY secret-looking name (``*_KEY``,
+  ``*_SECRET``, ``*_TOKEN``, ``*PASSWORD*``, ``*_PASS``, ``*_PWD``, credentials ...) whose value
+  passes a shape and entropy check.
+* gitleaks' default rule set (about 200 kinds), converted to Python regexes as data in
+  ``secret_rules.json`` by ``scripts/gen_secret_rules.py``. Each rule runs only when one of its
+  keywords is in the text, and is compiled the first time that happens, so importing this
+  module and redacting ordinary text costs almost nothing.
+
+Values that merely look like the words around secrets (placeholders, variable references,
+numbers, paths, names such as ``SECRET_NAME = 'db-password'``) are left alone: a memory that
+says "MAX_TOKENS=4096" or "password=settings.DB_PASSWORD" is knowledge, not a leak.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import re
+import warnings
+from collections import Counter
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
+from functools import cache
+from itertools import pairwise
+from pathlib import Path
 from typing import Any
 
 from cortexmem.model import Event, Memory
 
 MARK = "[REDACTED:{}]"
+RULES_FILE = Path(__file__).with_name("secret_rules.json")
 
 _PLACEHOLDER = re.compile(
     r"""^(?:
         [<\[{(].*[>\]})]                        # <token>, [key], {secret}
       | \$\{?[A-Za-z_][A-Za-z0-9_]*\}?          # $VAR, ${VAR}
       | %\(?[A-Za-z_]+\)?s?%?                   # %(password)s, %TOKEN%
+      | \{\{.*\}\}                              # {{ secrets.X }}
       | \*+ | x{3,} | X{3,} | \.{3,} | -+       # ****, xxxx, ...
       | .*(?:REDACTED|redacted|changeme|CHANGEME|example|EXAMPLE|placeholder|PLACEHOLDER
-            |dummy|DUMMY|your[_-]|YOUR[_-]|xxxx|XXXX).*
+            |dummy|DUMMY|your[_-]|YOUR[_-]|xxxx|XXXX|\.\.\.|…).*
     )$""",
     re.VERBOSE,
 )
-_IDENTIFIER_REF = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$")
+# settings.DB_PASSWORD, os.environ.get, os.environ["X"], process.env.TOKEN, getenv("X")
+_REFERENCE = re.compile(
+    r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+(?:\(.*\)|\[.*\])?$"
+    r"|^[A-Za-z_][A-Za-z0-9_.]*\s*[(\[].*[)\]]$"
+)
+_WORDY = re.compile(r"^[A-Za-z]+(?:[-_. ][A-Za-z]+)*$")
+_NOT_A_SECRET_NAME = re.compile(
+    r"(?i)(?:^|[_.-])(?:name|names|id|ids|file|path|dir|url|uri|env|var|type|len|length|size|count"
+    r"|header|field|prefix|suffix|ttl|timeout|expiry|expires|endpoint|max|min|limit|mode|version"
+    r"|format|hash|enabled|required|policy|rotation|kind|label|ref|arn|param|column|table)$"
+    r"|^(?:max|min|num|n)[_.-]"
+)
 
 
-def _looks_secret(value: str) -> bool:
-    """A value assigned to a secret-named key that is plausibly the secret itself."""
-    if len(value) < 6 or _PLACEHOLDER.match(value):
+def entropy(value: str) -> float:
+    """Shannon entropy in bits per character."""
+    if not value:
+        return 0.0
+    n = len(value)
+    return -sum(c / n * math.log2(c / n) for c in Counter(value).values())
+
+
+def _case_changes(value: str) -> int:
+    return sum(1 for a, b in pairwise(value) if a.islower() and b.isupper())
+
+
+def _looks_secret(value: str, *, password: bool = False) -> bool:
+    """A value assigned to a secret-named key that is plausibly the secret itself.
+
+    ``password``: the name says password (people's passwords are shorter and less random
+    than keys), so any value that is not a plain word, reference or placeholder counts."""
+    value = value.strip()
+    if len(value) < (6 if password else 8) or _PLACEHOLDER.match(value):
         return False
-    if value.isdigit() or value.lower() in {"true", "false", "null", "none", "nil", "required"}:
+    low = value.lower()
+    if value.isdigit() or low in {"true", "false", "null", "none", "nil", "required", "optional"}:
         return False
-    if value.startswith(("/", "./", "../", "~/", "http://", "https://", "file:")):
+    if value.startswith(("/", "./", "../", "~/", "http://", "https://", "file:", "$", "%")):
         return False
-    if _IDENTIFIER_REF.match(value):  # settings.DB_PASSWORD, os.environ.get
+    if _REFERENCE.match(value):
+        return False
+    # db-password, my_secret_name, SomeClassName: a name, not a credential, unless it is one
+    # long run of letters with the randomness of a key
+    wordy = _WORDY.match(value) and _case_changes(value) * 8 <= len(value)
+    if wordy and (len(value) < 20 or entropy(value) < 4.0):
         return False
     has_digit = any(c.isdigit() for c in value)
     has_alpha = any(c.isalpha() for c in value)
     has_symbol = any(not c.isalnum() for c in value)
-    # A plain lower-case word ("password", "secret", "hunter") is far more often prose than a
-    # credential; anything with digits, symbols, mixed case or real length is treated as one.
-    mixed_case = value.lower() != value and value.upper() != value
-    return (has_alpha and (has_digit or has_symbol or mixed_case)) or len(value) >= 16
+    if password:
+        return has_alpha or has_symbol
+    if re.fullmatch(r"[0-9.:_-]+", value):  # versions, times, numbers
+        return False
+    return has_alpha and (has_digit or has_symbol or len(value) >= 16) and entropy(value) >= 2.5
 
 
-_SECRET_NAME = (
-    r"[A-Za-z0-9_.-]*(?:secret|token|passw(?:or)?d|passwd|pwd|api[_-]?key|apikey|access[_-]?key"
-    r"|private[_-]?key|client[_-]?secret|credentials?|auth[_-]?key|session[_-]?key)[A-Za-z0-9_.-]*"
+_SECRET_WORDS = (
+    "secret|token|passw(?:or)?d|passwd|passphrase|pwd|pass|key|apikey|credentials?|creds"
+    "|auth|signature|salt|cookie|session"
 )
+_NAME_IS_SECRET = re.compile(rf"(?i)(?:^|[_.-]|(?-i:(?<=[a-z])(?=[A-Z])))(?:{_SECRET_WORDS})s?$")
+_NAME_HAS_SECRET = re.compile(r"(?i)password|passwd|secret|token|api[_.-]?key|private[_.-]?key")
+_NAME_IS_PASSWORD = re.compile(r"(?i)pass|pwd")
 
-# (kind, pattern, group holding the secret value; 0 = the whole match)
-_RULES: list[tuple[str, re.Pattern[str], int]] = [
-    (
+
+def _secret_name(name: str) -> bool:
+    """ENCRYPTION_KEY, db_password, apiToken, "client_secret": yes; SECRET_NAME, MAX_TOKENS,
+    key_id, monkey: no."""
+    name = name.strip("\"'-")
+    if _NOT_A_SECRET_NAME.search(name):
+        return False
+    return bool(_NAME_IS_SECRET.search(name) or _NAME_HAS_SECRET.search(name))
+
+
+@dataclass
+class Rule:
+    """One kind of secret. ``group``: the capture group holding the value (0 = whole match,
+    -1 = the first group that matched). ``check``: extra test of the value."""
+
+    kind: str
+    regex: str
+    group: int = 0
+    keywords: tuple[str, ...] = ()
+    min_entropy: float = 0.0
+    allow: tuple[str, ...] = ()
+    stopwords: tuple[str, ...] = ()
+    check: Callable[[str, re.Match[str]], bool] | None = None
+    flags: int = 0
+    _compiled: re.Pattern[str] | None = field(default=None, repr=False)
+    _allow: list[re.Pattern[str]] | None = field(default=None, repr=False)
+
+    def pattern(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", FutureWarning)
+                self._compiled = re.compile(self.regex, self.flags)
+                self._allow = [re.compile(a) for a in self.allow]
+        return self._compiled
+
+    def keep(self, value: str, match: re.Match[str]) -> bool:
+        """True when this value is not a secret after all."""
+        if not value or "REDACTED:" in value:
+            return True
+        if self.min_entropy and entropy(value) < self.min_entropy:
+            return True
+        if self._allow and any(a.search(value) for a in self._allow):
+            return True
+        if self.stopwords:
+            low = value.lower()
+            if any(w in low for w in self.stopwords):
+                return True
+        if self.check is not None:
+            return not self.check(value, match)
+        return False
+
+    def sub(self, text: str) -> str:
+        return self.pattern().sub(self._replace, text)
+
+    def _replace(self, match: re.Match[str]) -> str:
+        groups = match.re.groupindex
+        index = self.group
+        if "v1" in groups:  # the assignment rule: quoted (v1) or bare (v2) value
+            index = groups["v1"] if match.group("v1") is not None else groups["v2"]
+        elif index == -1:
+            index = next((i for i in range(1, match.re.groups + 1) if match.group(i)), 0)
+        elif index > match.re.groups or match.group(index) is None:
+            index = 0
+        value = match.group(index)
+        if self.keep(value, match) or (index and _PLACEHOLDER.match(value)):
+            return match.group(0)
+        whole, base = match.group(0), match.start(0)
+        start, end = match.span(index)
+        return whole[: start - base] + MARK.format(self.kind) + whole[end - base :]
+
+
+def _password_check(value: str, match: re.Match[str]) -> bool:
+    return _looks_secret(value, password=True)
+
+
+def _assignment_check(value: str, match: re.Match[str]) -> bool:
+    name = match.group("name")
+    if not _secret_name(name):
+        return False
+    return _looks_secret(value, password=bool(_NAME_IS_PASSWORD.search(name)))
+
+
+_B64 = "A-Za-z0-9+/="
+_END = r"(?![A-Za-z0-9_-])"  # a key may end in - or _ (so no trailing \b)
+
+# Cortex's own rules, most specific first.
+OWN_RULES: list[Rule] = [
+    Rule(
         "private-key",
-        re.compile(
-            r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
-            r"(?:[\s\S]*?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|[\s\S]*\Z)"
-        ),
-        0,
+        r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
+        r"(?:[\s\S]*?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|[\s\S]*\Z)",
     ),
-    ("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,}"), 0),
-    (
+    Rule("anthropic-key", r"\bsk-ant-[A-Za-z0-9_-]{20,}"),
+    Rule(
         "openai-key",
-        re.compile(r"\bsk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,}|\bsk-[A-Za-z0-9]{32,}\b"),
-        0,
+        r"\bsk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,}|\bsk-[A-Za-z0-9]{32,}" + _END,
     ),
-    (
-        "github-token",
-        re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"),
-        0,
+    Rule("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"),
+    Rule("gitlab-token", r"\bgl(?:pat|dt|rt|ptt|cbt|soat|ft|imt|agent)-[A-Za-z0-9_-]{20,}"),
+    Rule("slack-token", r"\bxox[abposre]-[A-Za-z0-9-]{10,}"),
+    Rule("slack-webhook", r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9_/]+"),
+    Rule("aws-access-key", r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}" + _END),
+    Rule("google-api-key", r"\bAIza[0-9A-Za-z_-]{35}" + _END),
+    Rule("stripe-key", r"\b(?:sk|rk)_(?:live|test|prod)_[0-9a-zA-Z]{20,}" + _END),
+    Rule("npm-token", r"\bnpm_[A-Za-z0-9]{36}" + _END),
+    Rule("pypi-token", r"\bpypi-AgE[A-Za-z0-9_-]{50,}"),
+    Rule("huggingface-token", r"\bhf_[A-Za-z0-9]{34,}" + _END),
+    Rule("sendgrid-key", r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}" + _END),
+    Rule("twilio-key", r"\b(?:SK|AC)[0-9a-fA-F]{32}" + _END),
+    Rule("voyage-key", r"\bpa-[A-Za-z0-9_-]{40,}"),
+    Rule("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+    Rule(
+        "azure-storage-key",
+        rf"(?i)(?:AccountKey|SharedAccessKey|SharedAccessSignature)\s*=\s*([{_B64}%&:.-]{{16,}})",
+        group=1,
     ),
-    ("gitlab-token", re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}"), 0),
-    ("slack-token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), 0),
-    (
-        "slack-webhook",
-        re.compile(
-            r"https://hooks\.slack\.com/services/T[A-Za-z0-9_]+/B[A-Za-z0-9_]+/[A-Za-z0-9_]+"
-        ),
-        0,
-    ),
-    ("aws-access-key", re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b"), 0),
-    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b"), 0),
-    ("stripe-key", re.compile(r"\b(?:sk|rk)_(?:live|test)_[0-9a-zA-Z]{24,}\b"), 0),
-    ("npm-token", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"), 0),
-    ("pypi-token", re.compile(r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}"), 0),
-    ("huggingface-token", re.compile(r"\bhf_[A-Za-z0-9]{34,}\b"), 0),
-    ("sendgrid-key", re.compile(r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b"), 0),
-    ("voyage-key", re.compile(r"\bpa-[A-Za-z0-9_-]{40,}"), 0),
-    (
-        "jwt",
-        re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
-        0,
-    ),
-    (
+    Rule(
         "authorization",
-        re.compile(
-            r"(?i)(?:authorization|proxy-authorization)[\"']?\s*[:=]\s*[\"']?"
-            r"(?:bearer|basic|token|bot)\s+([A-Za-z0-9._~+/=-]{12,})"
-        ),
-        1,
+        r"(?i)(?:authorization|proxy-authorization)[\"']?\s*[:=]\s*[\"']?"
+        r"(?:bearer|basic|token|bot|digest|apikey)\s+([A-Za-z0-9._~+/=-]{8,})",
+        group=1,
     ),
-    (
+    Rule(
         "url-password",
-        re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@'\"]*:([^\s@/'\"]+)@"),
-        1,
+        r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@'\"]*:([^\s@/'\"]+)@",
+        group=1,
+        check=_password_check,
     ),
-    (
+    Rule(
+        "netrc-password",
+        r"(?im)(?:^[ \t]*|\bmachine\s+\S+\s+(?:login\s+\S+\s+)?)password[ \t]+([^\s'\"]+)",
+        group=1,
+        check=_password_check,
+    ),
+    Rule(
+        "mysql-password",
+        r"\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump|mysqlimport|mysqlsh)\b"
+        r"[^\n|;&]*?\s-p([\"']?)([^\s\"']+)\1",
+        group=2,
+        check=_password_check,
+    ),
+    Rule(
+        "cli-password",
+        r"\b(?:docker|podman|helm|oras|skopeo|buildah|nerdctl)\s+(?:registry\s+)?login\b"
+        r"[^\n|;&]*?\s-p(?:=|\s+)([\"']?)([^\s\"']+)\1",
+        group=2,
+        check=_password_check,
+    ),
+    Rule(
         "cli-secret",
-        re.compile(
-            r"(?i)(?:--|-)(?:password|passwd|token|api-key|apikey|secret|client-secret)"
-            r"(?:=|\s+)([\"']?)([^\s\"']+)\1"
-        ),
-        2,
+        r"(?i)(?:--|-)(?:password|passwd|token|api-key|apikey|secret|client-secret|auth-token"
+        r"|access-key|secret-key|private-key)(?:=|\s+)([\"']?)([^\s\"']+)\1",
+        group=2,
+        check=_password_check,
     ),
-    (
+    Rule(
         "assignment",
-        re.compile(
-            r"(?i)([\"']?)\b" + _SECRET_NAME + r"\b\1\s*(?::=|=>|[:=])\s*"
-            r"(?:[\"']([^\"'\n]{6,})[\"']|([^\s\"'`,;)(\[\]{}<>]{6,}))"
-        ),
-        -1,  # either quoted (group 2) or bare (group 3) value
+        r"(?P<q>[\"']?)(?P<name>(?<![A-Za-z0-9_.])(?=[A-Za-z0-9_.-]*?(?i:secret|token|pass|pwd|key|cred|auth|salt|signature|cookie|session))[A-Za-z_][A-Za-z0-9_.-]{0,80})(?P=q)"
+        r"[ \t]*(?::=|=>|\?=|[:=])[ \t]*(?:(?P<vq>[\"'`])(?P<v1>[^\"'`\n]{4,400})(?P=vq)"
+        r"|(?P<v2>[^\s\"'`,;)(\[\]{}<>]{4,400}))",
+        check=_assignment_check,
     ),
 ]
 
 
-def _replacer(kind: str, group: int) -> Callable[[re.Match[str]], str]:
-    def replace(match: re.Match[str]) -> str:
-        if group == -1:
-            index = 2 if match.group(2) is not None else 3
-            value = match.group(index)
-            if not _looks_secret(value):
-                return match.group(0)
-        else:
-            index = group
-            value = match.group(index)
-            if kind in {"url-password", "cli-secret"} and not _looks_secret(value):
-                return match.group(0)
-        if group == 0 or index == 0:
-            return MARK.format(kind)
-        start, end = match.span(index)
-        base = match.start(0)
-        whole = match.group(0)
-        return whole[: start - base] + MARK.format(kind) + whole[end - base :]
-
-    return replace
-
-
-_COMPILED = [(rule, _replacer(rule[0], rule[2])) for rule in _RULES]
+@cache
+def gitleaks_rules() -> tuple[Rule, ...]:
+    """The converted gitleaks rules (loaded on first use; each compiled on its first hit)."""
+    data = json.loads(RULES_FILE.read_text(encoding="utf-8"))
+    return tuple(
+        Rule(
+            r["id"],
+            r["regex"],
+            group=r["group"],
+            keywords=tuple(r["keywords"]),
+            min_entropy=float(r.get("entropy", 0.0)),
+            allow=tuple(r.get("allow", ())),
+            stopwords=tuple(r.get("stopwords", ())),
+        )
+        for r in data["rules"]
+    )
 
 
 def redact(text: str) -> str:
     """``text`` with every secret-shaped value replaced by ``[REDACTED:kind]``."""
     if not text:
         return text
-    for (_, pattern, _), substitute in _COMPILED:
-        text = pattern.sub(substitute, text)
+    for rule in OWN_RULES:
+        text = rule.sub(text)
+    lower = text.lower()
+    for rule in gitleaks_rules():
+        if any(k in lower for k in rule.keywords):
+            changed = rule.sub(text)
+            if changed != text:
+                text, lower = changed, changed.lower()
     return text
+
+
+_TOKENISH = re.compile(r"[A-Za-z0-9+/=_.~-]{20,}")
+_TAG_WORD = re.compile(r"[a-z]{1,12}[0-9]{0,4}|[0-9]{1,4}")
+_SHA_OR_UUID = re.compile(
+    r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}|[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}"
+)
+
+
+def redact_tag(tag: str) -> str:
+    """A tag as it may be stored. Tags are lower-cased later, so this runs on the tag as
+    written; a long random-looking run the shape rules did not catch (an already lower-cased
+    key) is redacted too, as tags are short words, not tokens. Git SHAs and UUIDs stay."""
+    tag = redact(tag)
+
+    def token(match: re.Match[str]) -> str:
+        value = match.group(0)
+        if "REDACTED" in value or _SHA_OR_UUID.fullmatch(value):
+            return value
+        parts = re.split(r"[-_./~]", value)
+        if len(parts) > 1 and all(_TAG_WORD.fullmatch(p) for p in parts):
+            return value  # python3.11-migration-notes: words joined, not a token
+        has_digit = any(c.isdigit() for c in value)
+        if has_digit and any(c.isalpha() for c in value) and entropy(value) >= 3.0:
+            return MARK.format("tag")
+        return value
+
+    return _TOKENISH.sub(token, tag)
 
 
 def redact_value(value: Any) -> Any:
@@ -180,7 +354,7 @@ def redact_value(value: Any) -> Any:
 def redact_memory(memory: Memory) -> Memory:
     """The memory as it may be stored: content, summary and tags redacted."""
     content, summary = redact(memory.content), redact(memory.summary)
-    tags = tuple(redact(t) for t in memory.tags)
+    tags = tuple(redact_tag(t) for t in memory.tags)
     if (content, summary, tags) == (memory.content, memory.summary, memory.tags):
         return memory
     return memory.with_changes(content=content, summary=summary, tags=tags)

@@ -20,3 +20,32 @@ def shorten(text: str, width: int) -> str:
         return text
     cut = text[: width - 1].rsplit(" ", 1)[0] or text[: width - 1]
     return cut.rstrip(",;:") + "…"
+
+
+# C0 controls and DEL, except tab and newline (a carriage return becomes a newline first)
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def clean_text(text: str) -> str:
+    """Text that is safe to tokenise, embed, search, store and print: lone surrogates (bytes
+    that were not UTF-8, smuggled in by ``surrogateescape`` from argv or stdin, or ``\\ud83d``
+    in JSON) become U+FFFD; NUL and the other control characters but tab and newline go."""
+    if not isinstance(text, str):
+        text = str(text)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        # through UTF-16 so a split pair (\ud83d\ude00) joins and each lone one is one U+FFFD
+        text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return _CONTROLS.sub("", text)
+
+
+def clip_redacted(text: str, limit: int) -> str:
+    """``text`` with its secrets redacted, THEN cut to ``limit`` characters (with "…"): a
+    secret straddling the cut would otherwise keep its first characters."""
+    from cortexmem.core.redact import redact
+
+    text = redact(text).strip()
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

@@ -21,20 +21,24 @@ Only this module imports ``mcp``; the CLI imports it when ``cortex mcp-server`` 
 from __future__ import annotations
 
 import inspect
+import io
 import json
 import logging
+import os
 import sqlite3
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar, cast
 
+import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from cortexmem import __version__
+from cortexmem.core.text import clean_text
 from cortexmem.errors import CortexError
 from cortexmem.model import MEMORY_TYPES, RELATION_TYPES
 from cortexmem.services import mcp_tools
@@ -307,4 +311,65 @@ def run(project: Path | None = None, log_level: str = "WARNING") -> None:
     )
     server = build_server(project)
     log.info("serving %s", (project or project_dir()).resolve())
-    server.run("stdio")
+    anyio.run(serve_stdio, server)
+
+
+def clean_message(line: str) -> str:
+    """One JSON-RPC line as the SDK can parse it. JSON allows ``"\\ud83d"`` (a lone surrogate)
+    and ``"\\u0000"``, but the SDK's parser rejects the first and then never answers the
+    request, so the client hangs: every string in the message goes through ``clean_text``."""
+    if "\\u" not in line:
+        return line  # raw bytes that were not UTF-8 were already replaced on reading
+    try:
+        data = json.loads(line)
+    except ValueError:
+        return line  # the SDK reports it
+    cleaned = _clean_strings(data)
+    return line if cleaned == data else json.dumps(cleaned, ensure_ascii=False)
+
+
+def _clean_strings(value: Any) -> Any:
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, dict):
+        return {clean_text(k): _clean_strings(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean_strings(v) for v in value]
+    return value
+
+
+class _CleanLines:
+    """The wire's lines, each through ``clean_message``."""
+
+    def __init__(self, source: Any) -> None:
+        self.source = source
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._lines()
+
+    async def _lines(self) -> AsyncIterator[str]:
+        async for line in self.source:
+            yield clean_message(line)
+
+
+async def serve_stdio(server: MCPServer) -> None:
+    """``server.run("stdio")`` with the incoming lines cleaned. Like the SDK, fd 0 points at the
+    null device while serving (a child process cannot eat the protocol stream) and is put back
+    after; stdout stays the SDK's (it diverts fd 1 to stderr itself)."""
+    from mcp.server.stdio import stdio_server
+
+    wire = os.dup(0)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    try:
+        reader = io.TextIOWrapper(
+            os.fdopen(wire, "rb", closefd=False), encoding="utf-8", errors="replace"
+        )
+        stdin = cast(Any, _CleanLines(anyio.wrap_file(reader)))
+        async with stdio_server(stdin=stdin) as (read_stream, write_stream):
+            lowlevel = server._lowlevel_server
+            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+    finally:
+        os.dup2(wire, 0)
+        os.close(wire)

@@ -6,6 +6,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from cortexmem.core.redact import redact_tag
 from cortexmem.core.text import summarise
 from cortexmem.errors import CortexError, NotFound
 from cortexmem.model import Edge, Memory, SourceContext
@@ -55,7 +56,7 @@ def remember(
             category=scope,
             priority=priority,
             pinned=pinned,
-            tags=tuple(tags),
+            tags=tuple(redact_tag(t) for t in tags),  # before Memory lower-cases them
             confidence=confidence,
             source_type=source_type,
             source_session=session,

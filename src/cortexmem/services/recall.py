@@ -21,6 +21,7 @@ from cortexmem import settings
 from cortexmem.core.filters import MemoryFilter
 from cortexmem.core.fusion import DEFAULT_ALPHA, hybrid_rank
 from cortexmem.core.ranking import CANDIDATE_POOL, Candidate, Ranked, rank
+from cortexmem.core.text import clean_text
 from cortexmem.errors import StoreReadOnly
 from cortexmem.model import utc_now
 from cortexmem.services.context import SCOPES, Context, Scope
@@ -66,6 +67,7 @@ def recall(
     ``(scope, id)`` (anticipatory retrieval judges relevance by it). ``statuses`` with
     "archived" serves archived memories too, and restores those the lifecycle archived.
     """
+    query = clean_text(query)  # argv / JSON text may hold lone surrogates or NULs
     if not all_branches and branch is None:
         branch, _ = ctx.paths.branch_and_commit()
     flt = MemoryFilter(types=types, branch=None if all_branches else branch, statuses=statuses)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from cortexmem.core.text import clip_redacted
+
 # Programs that run tests, and programs that check code, as the first words of a command
 # (after wrappers such as ``uv run`` or ``npx``): ``cat pytest.ini`` runs nothing.
 _TEST_RUNNERS: Final = re.compile(
@@ -125,11 +127,11 @@ def error_line(output: str) -> str:
         return "no output"
     if any(ln.startswith("Traceback (most recent call last)") for ln in lines):
         raised = [ln for ln in lines if _RAISED.match(ln)]
-        return (raised[-1] if raised else lines[-1])[:240]
+        return clip_redacted(raised[-1] if raised else lines[-1], 240)
     for ln in lines:
         if _ERRORISH.search(ln):
-            return ln[:240]
-    return lines[0][:240]
+            return clip_redacted(ln, 240)
+    return clip_redacted(lines[0], 240)
 
 
 def outcome_summary(output: str) -> str | None:
@@ -138,7 +140,7 @@ def outcome_summary(output: str) -> str | None:
     for ln in output.splitlines():
         ln = ln.strip(" =")
         if _SUMMARY.fullmatch(ln) or _SUMMARY.match(ln):
-            found = ln[:200]
+            found = clip_redacted(ln, 200)
     return found
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from cortexmem.core.session import PLAIN, Dialect, Entry
+from cortexmem.core.text import clip_redacted
 from cortexmem.model import Event, Provenance, normalise_time, utc_now
 
 # kind -> what it records
@@ -59,8 +60,7 @@ class ExtractionContext:
 
 
 def clip(text: str, limit: int = MAX_CONTENT) -> str:
-    text = text.strip()
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    return clip_redacted(text, limit)  # secrets redacted before the cut, never after
 
 
 def event_time(entry: Entry) -> str:

@@ -95,7 +95,7 @@ class StructuralLayer:
         ]  # fmt: skip
 
     def _target(self, call: ToolCall, entry: Entry) -> str:
-        return _relative(call.path, entry.cwd) or call.pattern[:100]
+        return _relative(call.path, entry.cwd) or clip(call.pattern, 100)
 
     def _failure(
         self, entry: Entry, call: ToolCall, target: str, output: str, keys: list[str] | None = None
