@@ -526,18 +526,9 @@ def restore(
     except StoreCorrupt as exc:
         _restore_damaged(ctx, scope, backup, list_only, yes, exc)
         return
-    backups = store.list_backups()
-    if list_only:
-        for path in backups:
-            click.echo(path.name)
-        if not backups:
-            click.echo("No backups yet.")
+    chosen = _choose_backup(store.list_backups(), backup, store.backup_dir, list_only, scope)
+    if chosen is None:
         return
-    if not backups and backup is None:
-        raise CortexError(f"the {scope} store has no backups")
-    chosen = Path(backup) if backup else backups[-1]
-    if not chosen.is_file():
-        chosen = store.backup_dir / chosen.name
     if not confirm(f"Replace the {scope} store with {chosen.name}?", yes):
         click.echo("Nothing changed.")
         return
@@ -545,23 +536,37 @@ def restore(
     click.echo(f"Restored {chosen.name}. The previous state was saved as {safety.name}")
 
 
-def _restore_damaged(
-    ctx: Any, scope: Any, backup: str | None, list_only: bool, yes: bool, exc: Exception
-) -> None:
-    """`cortex restore` on a store that cannot be opened: the damaged file is moved aside into
-    backups/ and the chosen backup (the newest by default) copied in its place."""
-    backups = ctx.backups(scope)
+def _choose_backup(
+    backups: list[Path],
+    backup: str | None,
+    folder: Path,
+    list_only: bool,
+    scope: str,
+    why: str = "",
+) -> Path | None:
+    """The backup ``cortex restore`` should use (named, else the newest), or None after
+    ``--list`` printed them."""
     if list_only:
         for path in backups:
             click.echo(path.name)
         if not backups:
             click.echo("No backups yet.")
-        return
+        return None
     if not backups and backup is None:
-        raise CortexError(f"{exc}; the {scope} store has no backups")
+        raise CortexError(f"{why}the {scope} store has no backups")
     chosen = Path(backup) if backup else backups[-1]
-    if not chosen.is_file():
-        chosen = ctx.db_path(scope).parent / "backups" / chosen.name
+    return chosen if chosen.is_file() else folder / chosen.name
+
+
+def _restore_damaged(
+    ctx: Any, scope: Any, backup: str | None, list_only: bool, yes: bool, exc: Exception
+) -> None:
+    """`cortex restore` on a store that cannot be opened: the damaged file is moved aside into
+    backups/ and the chosen backup (the newest by default) copied in its place."""
+    folder = ctx.db_path(scope).parent / "backups"
+    chosen = _choose_backup(ctx.backups(scope), backup, folder, list_only, scope, f"{exc}; ")
+    if chosen is None:
+        return
     click.echo(f"The {scope} store cannot be opened: {exc}", err=True)
     if not confirm(f"Replace it with {chosen.name} (the damaged file is kept aside)?", yes):
         click.echo("Nothing changed.")
