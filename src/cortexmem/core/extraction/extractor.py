@@ -8,6 +8,7 @@ input such as a subagent's work summary goes through ``entries_from_summary`` fi
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from typing import Final
@@ -35,6 +36,7 @@ SALIENCE: Final = {
 SUBAGENT_DISCOUNT: Final = 0.9
 _SUMMARY_HEADING: Final = re.compile(r"^\s*(?:#+\s*)?Summary:?\s*$", re.MULTILINE)
 MAX_COMPACT_SUMMARY: Final = 4_000
+STATE_VERSION: Final = 1
 
 
 class Extractor:
@@ -59,6 +61,24 @@ class Extractor:
             return self._feed(entry)
         except (ValueError, TypeError, KeyError, AttributeError):
             return []
+
+    def snapshot(self) -> str:
+        """What this extractor carries between entries, as text to save with the cursor."""
+        return json.dumps({"v": STATE_VERSION, "structural": self.structural.to_state()})
+
+    def restore(self, text: str) -> bool:
+        """Go on from a ``snapshot``; an unreadable one (another version, damaged) is ignored
+        and the extractor starts afresh. Whether it was restored."""
+        try:
+            state = json.loads(text)
+            if not isinstance(state, dict) or state.get("v") != STATE_VERSION:
+                return False
+            layer = StructuralLayer(self.factory)
+            layer.load_state(state["structural"])
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+            return False
+        self.structural = layer
+        return True
 
     def finish(self) -> list[Event]:
         """Events that need the end of the input. None yet: every layer decides per entry, and
