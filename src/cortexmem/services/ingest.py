@@ -87,7 +87,11 @@ def ingest(
     contexts: dict[Path, Context] = {}
     try:
         for path in sessions:
-            outcome = _ingest_one(path, reader, into, contexts, result)
+            try:
+                outcome = _ingest_one(path, reader, into, contexts, result)
+            except Exception as exc:  # one file never stops the others (nor a traceback)
+                outcome = Skipped(str(path), f"failed: {type(exc).__name__}: {exc}"[:500])
+                result.skipped.append(outcome)
             if on_progress is not None:
                 on_progress(path, outcome)
     finally:
