@@ -212,12 +212,13 @@ def tool_result(i: int, call_id: str, text: str, error: bool) -> str:
 
 def test_a_result_written_after_a_pass_still_meets_its_call(store, tmp_path: Path):
     """A Stop (or a SubagentStop while a Task runs) can read a call whose result is not written
-    yet: the cursor waits at the call, so the next pass pairs them."""
+    yet: the open call is saved with the cursor, so the next pass pairs them."""
     t = tmp_path / "s.jsonl"
     lines = [line(0, "hello"), tool_call(1, "toolu_a")]
     write(t, lines)
     capture.capture_transcript(store, t, reader=READER, session_id="sess-1")
-    assert store.get_cursor(str(t.resolve())).line == 1  # held before the open call
+    cursor = store.get_cursor(str(t.resolve()))
+    assert cursor.line == 2 and "toolu_a" in cursor.state  # past the call, which is kept
     write(t, [*lines, tool_result(2, "toolu_a", "1 failed, 2 passed", True), *decisions(1, 3)])
     capture.capture_transcript(store, t, reader=READER, session_id="sess-1")
     kinds = sorted(e.kind for e in store.iter_events())

@@ -61,6 +61,11 @@ SEED_ROWS = {
         "UPDATE memories SET summary = 'a newer summary' WHERE id = 'm-old-1'",
     ],
     9: [],  # application_id only: no table, no row
+    10: [
+        "INSERT INTO extraction_cursors (transcript_path, byte_offset, line, head_hash, "
+        "session_id, updated_at, extractor_state) VALUES ('/old/t.jsonl', 10, 1, '10:ab', "
+        "'s-old', '2025-01-28T00:00:00.000000Z', '{\"v\": 1}')",
+    ],
 }
 
 

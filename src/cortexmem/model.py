@@ -452,7 +452,8 @@ class ExtractionCursor:
     """How far extraction has read one transcript, so the next pass resumes exactly there.
 
     ``offset`` is a byte offset just past the last complete line consumed; ``head_hash`` is a
-    hash of the file's first bytes so a rewritten or truncated transcript is noticed.
+    hash of the file's first bytes so a rewritten or truncated transcript is noticed; ``state``
+    is what the extractor carried at that point (JSON text, saved in the same transaction).
     """
 
     transcript_path: str
@@ -461,6 +462,7 @@ class ExtractionCursor:
     head_hash: str = ""
     session_id: str | None = None
     updated_at: str = field(default_factory=utc_now)
+    state: str = ""
 
     def __post_init__(self) -> None:
         if self.offset < 0 or self.line < 0:

@@ -297,6 +297,19 @@ def gitleaks_rules() -> tuple[Rule, ...]:
     )
 
 
+def redact_deep(value: object) -> object:
+    """``value`` (JSON-like: dicts, lists, strings, numbers) with every string redacted, for
+    state and records that are kept as they are (the extractor's pending state, quarantined
+    records): what is saved anywhere is redacted first."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {redact(str(k)): redact_deep(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact_deep(v) for v in value]
+    return value
+
+
 def redact(text: str) -> str:
     """``text`` with every secret-shaped value replaced by ``[REDACTED:kind]``."""
     if not text:

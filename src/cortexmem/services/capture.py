@@ -32,19 +32,20 @@ from cortexmem.core.extraction.events import ExtractionContext
 from cortexmem.core.extraction.extractor import Extractor
 from cortexmem.core.extraction.memories import to_memories
 from cortexmem.core.observations import to_observations
+from cortexmem.core.redact import redact_deep
 from cortexmem.core.session import Dialect, Entry, ParseStats, RawLine, SessionInfo
-from cortexmem.model import Event, ExtractionCursor, Provenance
+from cortexmem.model import Event, ExtractionCursor, Provenance, utc_now
 from cortexmem.project.files import write_atomic
 from cortexmem.project.git import changed_files
+from cortexmem.project.log import log_line
 from cortexmem.services.context import Context
 from cortexmem.store.protocols import CaptureResult, EventStore
 
 BATCH_LINES = 1_000
 HEAD_BYTES = 4_096
 GIT_TIMEOUT = 1.0
-# A call unanswered for this many lines is abandoned (interrupted): the cursor moves on.
-HOLD_LINES = 2_000
 QUEUE_DIR = "queue"
+QUARANTINE_DIR = "quarantine"
 # What Cortex itself writes in a working tree: not the session's changes.
 OWN_FILES = (".cortex/", ".claude/rules/cortex-")
 
@@ -106,6 +107,53 @@ class TranscriptReader(Protocol):
     def read_spool(self, path: str, offset: int = 0) -> tuple[list[dict[str, object]], int]: ...
 
 
+# ----------------------------------------------------------------- quarantine
+
+# What is done with a record that cannot be stored: (where it came from, the record, why).
+Quarantine = Callable[[str, object, BaseException], None]
+# Errors that say a record is bad (as opposed to the store being busy, full or read-only).
+DATA_ERRORS = (OverflowError, UnicodeError, ValueError, TypeError, RecursionError)
+_SQL_DATA_ERRORS = frozenset({"IntegrityError", "InterfaceError", "DataError", "ProgrammingError"})
+
+
+def is_data_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is about the data handed in, so retrying it can never succeed."""
+    return isinstance(exc, DATA_ERRORS) or type(exc).__name__ in _SQL_DATA_ERRORS
+
+
+def _log_nowhere(source: str, record: object, exc: BaseException) -> None:
+    return None
+
+
+def quarantine_to(data_dir: Path, log: Path) -> Quarantine:
+    """Copy each bad record to ``<data_dir>/quarantine/records.jsonl`` (0600) and log a line."""
+
+    def keep(source: str, record: object, exc: BaseException) -> None:
+        reason = f"{type(exc).__name__}: {exc}"
+        log_line(log, f"quarantined a record from {source}: {reason[:300]}")
+        try:
+            folder = data_dir / QUARANTINE_DIR
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            text = json.dumps(
+                {
+                    "at": utc_now(),
+                    "source": source,
+                    "reason": reason,
+                    "record": redact_deep(record),
+                },  # fmt: skip
+                default=repr,
+            )
+            fd = os.open(folder / "records.jsonl", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                os.write(fd, (text + "\n").encode("utf-8", "backslashreplace"))
+            finally:
+                os.close(fd)
+        except (OSError, ValueError, TypeError, RecursionError) as error:
+            log_line(log, f"could not keep the quarantined record: {error}")
+
+    return keep
+
+
 # ----------------------------------------------------------------- cursors
 
 
@@ -150,12 +198,22 @@ def capture_transcript(
     deadline: float | None = None,
     batch_lines: int = BATCH_LINES,
     memories_for: Callable[[list[Event]], list] = to_memories,
+    on_bad: Quarantine | None = None,
 ) -> TranscriptReport:
-    """Read ``path`` from its cursor to its last complete line; commit batch by batch."""
+    """Read ``path`` from its cursor to its last complete line; commit batch by batch.
+
+    The extractor's state (calls awaiting their result, failures awaiting their fix, tasks
+    awaiting updates...) is saved with the cursor in the same transaction and restored by the
+    next pass, so a transcript read in any number of pieces gives what it gives read whole.
+    A line that breaks extraction, or an event that cannot be stored, is quarantined
+    (``on_bad``) and the pass goes on.
+    """
     path = path.resolve()
     key = str(path)
     report = TranscriptReport(key)
-    offset, line, report.restarted = resume_point(path, store.get_cursor(key))
+    bad = on_bad or _log_nowhere
+    saved = store.get_cursor(key)
+    offset, line, report.restarted = resume_point(path, saved)
     extractor = Extractor(
         ExtractionContext(
             session_id=session_id,
@@ -166,48 +224,50 @@ def capture_transcript(
             dialect=reader.dialect,
         )
     )
+    if saved is not None and offset > 0 and saved.state:
+        extractor.restore(saved.state)
     stats = ParseStats()
     events: list[Event] = []
     pending_lines = 0
     end, end_line = offset, line
-    # Tool calls still waiting for their result: (line, start offset) by call id. The cursor
-    # never passes the oldest of them, so a result written after this pass (a subagent still
-    # running, a batch boundary) meets its call again next time; hashes make the re-read free.
-    waiting: dict[str, tuple[int, int]] = {}
 
     def commit_batch(final: bool) -> None:
         nonlocal events, pending_lines
         if final:
             events.extend(extractor.finish())
-        at, at_line = end, end_line
-        held = [v for v in waiting.values() if end_line - v[0] <= HOLD_LINES]
-        if held:
-            held_line, held_start = min(held)
-            at, at_line = held_start, held_line - 1
         cursor = ExtractionCursor(
             transcript_path=key,
-            offset=at,
-            line=at_line,
-            head_hash=head_hash(path, at),
+            offset=end,
+            line=end_line,
+            head_hash=head_hash(path, end),
             session_id=session_id,
+            state=extractor.snapshot(),
         )
-        report.add(store.record_capture(events, memories_for, cursor))
+        try:
+            report.add(store.record_capture(events, memories_for, cursor))
+        except Exception as exc:
+            if not is_data_error(exc):
+                raise
+            # One event that cannot be stored must not hold back the others: store them one
+            # by one, quarantine what fails, then move the cursor.
+            for event in events:
+                try:
+                    report.add(store.record_capture([event], memories_for, None))
+                except Exception as one:
+                    if not is_data_error(one):
+                        raise
+                    bad(f"{key}:{event.provenance.line}", event.to_dict(), one)
+            report.add(store.record_capture([], memories_for, cursor))
         events, pending_lines = [], 0
 
     for entry, raw in reader.iter_entries(path, offset, line, stats):
         if entry is not None:
             report.entries += 1
-            events.extend(extractor.feed(entry))
-            kinds = {b.kind for b in entry.blocks}
-            if "tool_use" in kinds:
-                waiting.update(
-                    (b.tool_use_id, (raw.number, raw.start))
-                    for b in entry.blocks
-                    if b.kind == "tool_use" and b.tool_use_id
-                )
-            if "tool_result" in kinds or "tool_use" in kinds:
-                open_calls = extractor.structural.pending
-                waiting = {k: v for k, v in waiting.items() if k in open_calls}
+            try:
+                events.extend(extractor.feed(entry))
+            except Exception as exc:  # a line that breaks extraction is set aside, not fatal
+                text = raw.data.decode("utf-8", "replace") if raw.data is not None else None
+                bad(f"{key}:{raw.number}", text, exc)
         end, end_line = raw.end, raw.number
         report.lines += 1
         pending_lines += 1
@@ -250,9 +310,17 @@ def session_transcripts(
 
 
 def drain_observations(
-    store: EventStore, reader: TranscriptReader, session_id: str, branch: str | None = None
+    store: EventStore,
+    reader: TranscriptReader,
+    session_id: str,
+    branch: str | None = None,
+    on_bad: Quarantine | None = None,
 ) -> int:
-    """Move the session's spooled observations into the store (exactly once, by cursor)."""
+    """Move the session's spooled observations into the store (exactly once, by cursor).
+
+    A record that cannot be stored is quarantined (``on_bad``) and the cursor moves past it:
+    one bad record never blocks the spool.
+    """
     spool = reader.spool_path(session_id)
     if not os.path.exists(spool):
         return 0
@@ -264,13 +332,25 @@ def drain_observations(
     records, end = reader.read_spool(spool, offset)
     if end == offset:
         return 0
-    result = store.record_capture(
-        [],
-        to_memories,
-        ExtractionCursor(transcript_path=key, offset=end, line=0, session_id=session_id),
-        to_observations(records, session_id, branch),
-    )
-    return result.observations_added
+    moved = ExtractionCursor(transcript_path=key, offset=end, line=0, session_id=session_id)
+    try:
+        observations = to_observations(records, session_id, branch)
+        return store.record_capture([], to_memories, moved, observations).observations_added
+    except Exception as exc:
+        if not is_data_error(exc):
+            raise
+    added = 0
+    for rec in records:
+        try:
+            one = to_observations([rec], session_id, branch)
+            if one:
+                added += store.record_capture([], to_memories, None, one).observations_added
+        except Exception as exc:
+            if not is_data_error(exc):
+                raise
+            (on_bad or _log_nowhere)("spool " + spool, rec, exc)
+    store.record_capture([], to_memories, moved)
+    return added
 
 
 # ----------------------------------------------------------------- whole sessions
@@ -295,8 +375,9 @@ def capture_session(
     store = ctx.writable("project")
     branch, commit = ctx.paths.branch_and_commit() if live else (None, None)
     report = CaptureReport()
+    on_bad = quarantine_to(ctx.paths.data_dir, ctx.paths.log)
     if session_id:
-        report.observations_added = drain_observations(store, reader, session_id, branch)
+        report.observations_added = drain_observations(store, reader, session_id, branch, on_bad)
     if live and git_status and ctx.paths.repo is not None:
         record_working_tree(store, ctx, session_id, branch, commit)
     paths = session_transcripts(reader, transcript, agent_transcript) if transcript else []
@@ -316,6 +397,7 @@ def capture_session(
                 commit=commit,
                 project=ctx.paths.name,
                 deadline=deadline,
+                on_bad=on_bad,
             )
         )
     return report

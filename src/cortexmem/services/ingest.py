@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cortexmem.errors import SchemaTooNew, StoreCorrupt, StoreReadOnly
 from cortexmem.services.capture import CaptureReport, TranscriptReader, capture_session
 from cortexmem.services.context import Context
 
@@ -87,7 +88,13 @@ def ingest(
     contexts: dict[Path, Context] = {}
     try:
         for path in sessions:
-            outcome = _ingest_one(path, reader, into, contexts, result)
+            try:
+                outcome = _ingest_one(path, reader, into, contexts, result)
+            except (StoreCorrupt, SchemaTooNew, StoreReadOnly):
+                raise  # the store itself refuses: every other file would fail the same way
+            except Exception as exc:  # one file never stops the others (nor a traceback)
+                outcome = Skipped(str(path), f"failed: {type(exc).__name__}: {exc}"[:500])
+                result.skipped.append(outcome)
             if on_progress is not None:
                 on_progress(path, outcome)
     finally:

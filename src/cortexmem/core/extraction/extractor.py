@@ -8,6 +8,7 @@ input such as a subagent's work summary goes through ``entries_from_summary`` fi
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from typing import Final
@@ -17,6 +18,7 @@ from cortexmem.core.extraction.keywords import find_markers
 from cortexmem.core.extraction.prose import injected, is_host_text
 from cortexmem.core.extraction.structural import StructuralLayer
 from cortexmem.core.extraction.tags import SELF_REPORT_CONFIDENCE, find_tags
+from cortexmem.core.redact import redact_deep
 from cortexmem.core.session import Entry
 from cortexmem.model import Event
 
@@ -35,6 +37,7 @@ SALIENCE: Final = {
 SUBAGENT_DISCOUNT: Final = 0.9
 _SUMMARY_HEADING: Final = re.compile(r"^\s*(?:#+\s*)?Summary:?\s*$", re.MULTILINE)
 MAX_COMPACT_SUMMARY: Final = 4_000
+STATE_VERSION: Final = 1
 
 
 class Extractor:
@@ -59,6 +62,26 @@ class Extractor:
             return self._feed(entry)
         except (ValueError, TypeError, KeyError, AttributeError):
             return []
+
+    def snapshot(self) -> str:
+        """What this extractor carries between entries, as text to save with the cursor
+        (redacted: pending commands and outputs are stored like everything else)."""
+        state = {"v": STATE_VERSION, "structural": redact_deep(self.structural.to_state())}
+        return json.dumps(state)
+
+    def restore(self, text: str) -> bool:
+        """Go on from a ``snapshot``; an unreadable one (another version, damaged) is ignored
+        and the extractor starts afresh. Whether it was restored."""
+        try:
+            state = json.loads(text)
+            if not isinstance(state, dict) or state.get("v") != STATE_VERSION:
+                return False
+            layer = StructuralLayer(self.factory)
+            layer.load_state(state["structural"])
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+            return False
+        self.structural = layer
+        return True
 
     def finish(self) -> list[Event]:
         """Events that need the end of the input. None yet: every layer decides per entry, and

@@ -14,7 +14,6 @@ from typing import Final
 from cortexmem.core.session import Dialect
 
 _FENCE: Final = re.compile(r"(?ms)^[ \t]*(```|~~~).*?(?:^[ \t]*\1[ \t]*$|\Z)")
-_TAG_LIKE: Final = re.compile(r"<[a-z-]+>|</[a-z-]+>")
 _INLINE_MARKER: Final = re.compile(r"`[^`\n]*\[MEMORY[^`\n]*`")
 _BULLET: Final = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)]|#{1,6})\s+")
 _EMPHASIS: Final = re.compile(r"\*\*|__")
@@ -26,10 +25,13 @@ MAX_SENTENCE: Final = 600
 
 @lru_cache(maxsize=8)
 def injected(dialect: Dialect) -> re.Pattern[str] | None:
-    """The elements ``dialect``'s host inserts into messages, as one pattern (``None``: none)."""
+    """The elements ``dialect``'s host inserts into messages, as one pattern (``None``: none):
+    whole elements, and a stray opening or closing tag of theirs. Only the host's own tags:
+    ``<div>``, ``fix/<ticket-id>`` or ``Bearer <token>`` in prose are what someone wrote."""
     if not dialect.injected_tags:
         return None
-    return re.compile(r"(?s)<(" + "|".join(dialect.injected_tags) + r")>.*?</\1>")
+    names = "|".join(dialect.injected_tags)
+    return re.compile(r"(?s)<(" + names + r")>.*?</\1>|</?(?:" + names + r")>")
 
 
 def strip_code(text: str, host: re.Pattern[str] | None = None) -> str:
@@ -37,8 +39,13 @@ def strip_code(text: str, host: re.Pattern[str] | None = None) -> str:
     examples of tags removed."""
     text = _FENCE.sub("\n", text)
     if host is not None:
-        text = host.sub("\n", text)
+        text = host.sub(_cut_out, text)
     return _INLINE_MARKER.sub("", text)
+
+
+def _cut_out(match: re.Match[str]) -> str:
+    """A whole inserted element ends the line it was in; a stray tag just goes."""
+    return "\n" if match.group(1) else ""
 
 
 def is_host_text(text: str, dialect: Dialect) -> bool:
@@ -52,7 +59,7 @@ def sentences(text: str, host: re.Pattern[str] | None = None) -> list[str]:
     for raw_line in strip_code(text, host).splitlines():
         if raw_line.startswith(("    ", "\t", ">", "|")):
             continue  # indented code, quotes and tables are not statements
-        line = _TAG_LIKE.sub("", _EMPHASIS.sub("", _BULLET.sub("", raw_line))).strip()
+        line = _EMPHASIS.sub("", _BULLET.sub("", raw_line)).strip()
         if not line:
             continue
         for part in _SENTENCE_END.split(line):

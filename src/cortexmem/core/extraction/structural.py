@@ -11,6 +11,7 @@ kind (``call``).
 from __future__ import annotations
 
 from collections import OrderedDict
+from dataclasses import asdict
 from typing import Any, Final
 
 from cortexmem.core.extraction import commands
@@ -57,6 +58,37 @@ class StructuralLayer:
         self.files_seen = 0
         self.recent_files: list[str] = []
         self.plan_key: tuple[str, ...] = ()
+
+    # ------------------------------------------------------------- state between passes
+
+    def to_state(self) -> dict[str, Any]:
+        """Everything carried from one entry to the next, as JSON-ready data: saved with the
+        cursor so the next pass goes on exactly where this one stopped."""
+        return {
+            "pending": [[k, asdict(call)] for k, call in self.pending.items()],
+            "failures": [[list(k), list(v)] for k, v in self.failures.items()],
+            "todos": list(self.todos.items()),
+            "tasks": list(self.tasks.items()),
+            "files_seen": self.files_seen,
+            "recent_files": self.recent_files,
+            "plan_key": list(self.plan_key),
+        }
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        """The state ``to_state`` gave (raises on a malformed one; the caller starts afresh)."""
+        for key, fields in state["pending"]:
+            steps = fields.get("steps")
+            fields["steps"] = None if steps is None else tuple((t, s) for t, s in steps)
+            self.pending[key] = ToolCall(**fields)
+        for (name, target), (failed, line, seen) in state["failures"]:
+            self.failures[(name, target)] = (failed, line, int(seen))
+        for text, status in state["todos"]:
+            self.todos[text] = status
+        for task_id, subject in state["tasks"]:
+            self.tasks[task_id] = subject
+        self.files_seen = int(state["files_seen"])
+        self.recent_files = [str(f) for f in state["recent_files"]][-MAX_RECENT_FILES:]
+        self.plan_key = tuple(str(t) for t in state["plan_key"])
 
     # ------------------------------------------------------------- feeding
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
+from cortexmem.hosts.claude_code.spool import clean_text
 from cortexmem.project.log import log_line
 
 
@@ -26,17 +27,38 @@ def project_dir(cwd: object = None) -> Path:
     (set for hooks and the MCP servers Claude Code starts), else the working directory; each
     only when it names a folder."""
     for candidate in (cwd, launched_for()):
-        if isinstance(candidate, str) and candidate and os.path.isdir(candidate):
+        if (
+            isinstance(candidate, str)
+            and candidate
+            and "\x00" not in candidate
+            and _isdir(candidate)
+        ):
             return Path(candidate)
     return Path.cwd()
 
 
+def _isdir(path: str) -> bool:
+    try:
+        return os.path.isdir(path)
+    except (ValueError, UnicodeError):
+        return False
+
+
+def _clean(value: object) -> str | None:
+    """A string field as valid text: lone surrogates (a JSON ``"\\ud83d"``) and NULs, which no
+    file name, log or store can hold, are replaced."""
+    if not isinstance(value, str):
+        return None
+    return clean_text(value, len(value)).replace("\x00", "\ufffd")
+
+
 def _text(value: object) -> str | None:
-    return value if isinstance(value, str) and value else None
+    return _clean(value) or None
 
 
 def _path(value: object) -> Path | None:
-    return Path(value) if isinstance(value, str) and value else None
+    text = _clean(value)
+    return Path(text) if text else None
 
 
 class HookInput(NamedTuple):
@@ -59,8 +81,8 @@ class HookInput(NamedTuple):
     @classmethod
     def parse(cls, event: str, payload: Mapping[str, object]) -> HookInput:
         """Never raises: a field of the wrong type is read as absent."""
-        prompt = payload.get("prompt")
-        summary = payload.get("compact_summary")
+        prompt = _clean(payload.get("prompt"))
+        summary = _clean(payload.get("compact_summary"))
         return cls(
             event=event,
             project_dir=project_dir(payload.get("cwd")),
@@ -69,10 +91,10 @@ class HookInput(NamedTuple):
             agent_transcript_path=_path(payload.get("agent_transcript_path"))
             if event == "SubagentStop"
             else None,
-            prompt=prompt if isinstance(prompt, str) else None,
+            prompt=prompt,
             source=_text(payload.get("source")),
             trigger=_text(payload.get("trigger")),
-            compact_summary=summary if isinstance(summary, str) else None,
+            compact_summary=summary,
         )
 
     def log(self, message: str, path: Path | None = None) -> None:

@@ -80,8 +80,31 @@ def command_program(command: object) -> str | None:
     return None
 
 
+# SQLite stores integers as signed 64-bit: anything past this cannot be stored.
+MAX_INT = (1 << 63) - 1
+
+
+def clean_text(value: str, limit: int = 200) -> str:
+    """``value`` cut to ``limit`` characters, with lone surrogates (``"\\ud83d"`` in a JSON
+    payload decodes to one) replaced: UTF-8, so SQLite, cannot hold them."""
+    value = value[:limit]
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        # A pair written as two escapes becomes its character; a lone half becomes U+FFFD.
+        value = value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return value
+
+
+def clean_int(value: object) -> int | None:
+    """A non-negative integer in SQLite's range, or None (bools, floats, strings, negatives)."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        return None
+    return min(value, MAX_INT)
+
+
 def _text(value: object, limit: int = 200) -> str | None:
-    return value[:limit] if isinstance(value, str) and value else None
+    return clean_text(value, limit) or None if isinstance(value, str) and value else None
 
 
 def _append(path: str, record: dict[str, object]) -> None:
@@ -134,15 +157,15 @@ def record(event: str, payload: dict[str, object], now_ns: int | None = None) ->
     now_ns = time.time_ns() if now_ns is None else now_ns
     path = spool_path(session)
     call_id = _text(payload.get("tool_use_id"))
+    tool = clean_text(tool, 100)
     if event == "PreToolUse":
-        _append(path, {"p": "pre", "t": now_ns, "tool": tool[:100], "id": call_id})
+        _append(path, {"p": "pre", "t": now_ns, "tool": tool, "id": call_id})
         return
     ok = event == "PostToolUse"
     tail = _tail_records(path)
     done = [r.get("tool") for r in tail if r.get("p") == "post"]
-    duration = payload.get("duration_ms")
-    if not isinstance(duration, int) or isinstance(duration, bool) or duration < 0:
-        duration = None
+    duration = clean_int(payload.get("duration_ms"))
+    if duration is None:
         started = next(
             (r.get("t") for r in reversed(tail) if r.get("p") == "pre" and r.get("id") == call_id),
             None,
@@ -158,12 +181,12 @@ def record(event: str, payload: dict[str, object], now_ns: int | None = None) ->
         {
             "p": "post",
             "t": now_ns,
-            "tool": tool[:100],
+            "tool": tool,
             "id": call_id,
             "ok": ok,
             "ms": duration,
-            "prev": done[-1] if done else None,
-            "prev2": done[-2] if len(done) > 1 else None,
+            "prev": _text(done[-1], 100) if done else None,
+            "prev2": _text(done[-2], 100) if len(done) > 1 else None,
             "detail": detail,
         },
     )

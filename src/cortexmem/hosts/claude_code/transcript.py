@@ -20,6 +20,7 @@ content is a string or a list of ``text`` / ``thinking`` / ``tool_use`` / ``tool
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
@@ -417,6 +418,8 @@ def parse_line(
         stats.skip(kind if isinstance(kind, str) and kind else "untyped")
         return None
     try:
+        if _SURROGATE_ESCAPE.search(text):
+            obj = _mend(obj)
         entry = parse_record(obj, raw.number, transcript_path)
     except Exception:
         entry = None
@@ -425,6 +428,25 @@ def parse_line(
         return None
     stats.entries += 1
     return entry
+
+
+# A JSON escape of half a surrogate pair: the only way a decoded line can hold a lone one.
+_SURROGATE_ESCAPE: Final = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _mend(value: Any) -> Any:
+    """``value`` with every string made valid UTF-8 (a lone surrogate becomes U+FFFD)."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, dict):
+        return {_mend(k): _mend(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mend(v) for v in value]
+    return value
 
 
 def iter_entries(

@@ -122,10 +122,11 @@ INSERT_EVENT = (
 def upsert_cursor(conn: sqlite3.Connection, cursor: ExtractionCursor) -> None:
     conn.execute(
         "INSERT INTO extraction_cursors (transcript_path, byte_offset, line, head_hash, "
-        "session_id, updated_at) VALUES (?, ?, ?, ?, ?, ?) "
+        "session_id, updated_at, extractor_state) VALUES (?, ?, ?, ?, ?, ?, ?) "
         "ON CONFLICT (transcript_path) DO UPDATE SET byte_offset = excluded.byte_offset, "
         "line = excluded.line, head_hash = excluded.head_hash, "
-        "session_id = excluded.session_id, updated_at = excluded.updated_at",
+        "session_id = excluded.session_id, updated_at = excluded.updated_at, "
+        "extractor_state = excluded.extractor_state",
         (
             cursor.transcript_path,
             cursor.offset,
@@ -133,6 +134,7 @@ def upsert_cursor(conn: sqlite3.Connection, cursor: ExtractionCursor) -> None:
             cursor.head_hash,
             cursor.session_id,
             cursor.updated_at,
+            cursor.state,
         ),
     )
 
@@ -227,4 +229,5 @@ def row_to_cursor(row: tuple[Any, ...]) -> ExtractionCursor:
         head_hash=row[3],
         session_id=row[4],
         updated_at=row[5],
+        state=row[6] if len(row) > 6 else "",
     )

@@ -822,8 +822,8 @@ class SQLiteStore(Transactions):
     def get_cursor(self, transcript_path: str) -> ExtractionCursor | None:
         row = self.retry(
             lambda: self._conn.execute(
-                "SELECT transcript_path, byte_offset, line, head_hash, session_id, updated_at "
-                "FROM extraction_cursors WHERE transcript_path = ?",
+                "SELECT transcript_path, byte_offset, line, head_hash, session_id, updated_at, "
+                "extractor_state FROM extraction_cursors WHERE transcript_path = ?",
                 (transcript_path,),
             ).fetchone()
         )
