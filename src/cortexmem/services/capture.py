@@ -140,7 +140,7 @@ def quarantine_to(data_dir: Path, log: Path) -> Quarantine:
                     "source": source,
                     "reason": reason,
                     "record": redact_deep(record),
-                },  # fmt: skip
+                },
                 default=repr,
             )
             fd = os.open(folder / "records.jsonl", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
