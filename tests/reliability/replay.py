@@ -17,6 +17,8 @@ them: ``cortex-hook <Event>`` with its payload on stdin, and ``cortex ingest``.
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
 import os
 import random
@@ -106,7 +108,9 @@ class Session:
                 session_id = obj["sessionId"]
             message = obj.get("message")
             content = message.get("content") if isinstance(message, dict) else None
-            blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+            blocks = (
+                [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+            )
             for b in blocks:
                 if b.get("type") == "tool_use" and isinstance(b.get("id"), str):
                     tool_input = b.get("input")
@@ -124,12 +128,15 @@ class Session:
                 and not obj.get("isSidechain")
                 and not obj.get("isMeta")
                 and not obj.get("isCompactSummary")
-                and (isinstance(content, str) or not any(b.get("type") == "tool_result" for b in blocks))
+                and (
+                    isinstance(content, str)
+                    or not any(b.get("type") == "tool_result" for b in blocks)
+                )
             )
             if is_prompt and i > starts[-1]:
                 starts.append(i)
         bounds = [*starts, len(lines)]
-        turns = [(a, b) for a, b in zip(bounds, bounds[1:], strict=False) if b > a]
+        turns = [(a, b) for a, b in itertools.pairwise(bounds) if b > a]
         return cls(path, session_id, lines, turns, tools)
 
     def split(self, max_lines: int) -> Session:
@@ -165,8 +172,14 @@ def pick_sessions(n: int, *, max_lines: int = 400, min_lines: int = 40) -> list[
 
 # Real sessions with tool calls and memories but no failure-then-fix across turns, so a split
 # capture must equal a whole-file one exactly (see the known fault in the tests).
-KILL_SESSION = "claude-code-log-real_projects/-Users-dain-workspace-claude-code-log-sample/07f2e15c-a38b-454b-9148-60edc06de401.jsonl"
-SOAK_KILL_SESSION = "claude-code-log-real_projects/-experiments-worktrees/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl"
+KILL_SESSION = (
+    "claude-code-log-real_projects/-Users-dain-workspace-claude-code-log-sample/"
+    "07f2e15c-a38b-454b-9148-60edc06de401.jsonl"
+)
+SOAK_KILL_SESSION = (
+    "claude-code-log-real_projects/-experiments-worktrees/"
+    "ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl"
+)
 
 
 # ----------------------------------------------------------------- the lab
@@ -260,7 +273,11 @@ class Lab:
     def ingest(self, paths: Iterable[Path]) -> Call:
         t0 = time.perf_counter()
         done = subprocess.run(
-            self.ingest_argv(paths), cwd=self.project, env=self.env, capture_output=True, timeout=300
+            self.ingest_argv(paths),
+            cwd=self.project,
+            env=self.env,
+            capture_output=True,
+            timeout=300,
         )
         assert done.returncode == 0, done.stderr.decode(errors="replace")
         return Call("ingest", time.perf_counter() - t0, done.returncode)
@@ -302,10 +319,8 @@ def stray_processes(marker: str) -> list[int]:
 
 def stop_recall_servers(lab: Lab) -> None:
     for pid in lab.stray_processes():
-        try:
+        with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGTERM)
-        except OSError:
-            pass
 
 
 # ----------------------------------------------------------------- replay
@@ -353,7 +368,9 @@ def write_whole(lab: Lab, session: Session) -> Path:
     return target
 
 
-def replay_all(lab: Lab, sessions: list[Session], *, concurrent: bool, tool_hooks: bool = True) -> float:
+def replay_all(
+    lab: Lab, sessions: list[Session], *, concurrent: bool, tool_hooks: bool = True
+) -> float:
     """Replay every session, all at once (one thread each) or one after the other; seconds."""
     t0 = time.perf_counter()
     if concurrent:
@@ -388,14 +405,20 @@ class Snapshot:
 
     @property
     def duplicated(self) -> int:
-        return sum(n - 1 for c in (self.events, self.memories, self.observations) for n in c.values())
+        return sum(
+            n - 1 for c in (self.events, self.memories, self.observations) for n in c.values()
+        )
 
     def lost_from(self, reference: Snapshot) -> int:
         """Events and memories the reference has that this store lacks."""
-        return len(reference.event_set - self.event_set) + len(reference.memory_set - self.memory_set)
+        return len(reference.event_set - self.event_set) + len(
+            reference.memory_set - self.memory_set
+        )
 
     def extra_over(self, reference: Snapshot) -> int:
-        return len(self.event_set - reference.event_set) + len(self.memory_set - reference.memory_set)
+        return len(self.event_set - reference.event_set) + len(
+            self.memory_set - reference.memory_set
+        )
 
     def differing_kinds(self, reference: Snapshot) -> set[str]:
         kinds = {**reference.event_kinds, **self.event_kinds}
@@ -645,7 +668,9 @@ def kill_loop(
     return report
 
 
-def finish_and_compare(lab: Lab, kind: str, session: Session, report: KillReport, reference: Snapshot) -> Snapshot:
+def finish_and_compare(
+    lab: Lab, kind: str, session: Session, report: KillReport, reference: Snapshot
+) -> Snapshot:
     """One clean run to completion after the loop (a Stop drains the spool for PostToolUse),
     then the store against a clean run's: same hashes, no duplicates, nothing left over."""
     if kind == "ingest":

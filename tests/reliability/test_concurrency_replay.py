@@ -34,8 +34,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     sessions = [Session.load(p) for p in pick_sessions(SESSIONS, max_lines=120)]
     assert len(sessions) == SESSIONS
     labs = {
-        mode: Lab(tmp_path_factory.mktemp(mode))
-        for mode in ("concurrent", "sequential", "ingest")
+        mode: Lab(tmp_path_factory.mktemp(mode)) for mode in ("concurrent", "sequential", "ingest")
     }
     replay_all(labs["concurrent"], sessions, concurrent=True)
     replay_all(labs["sequential"], sessions, concurrent=False)
