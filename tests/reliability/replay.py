@@ -52,6 +52,11 @@ GIT_ENV = {
 # `cortex ingest` never makes them, so the modes are compared without them.
 LIVE_KINDS = ("working_tree", "compact_summary")
 CAPTURE_HOOKS = ("Stop", "SubagentStop", "PreCompact", "SessionEnd")
+# Event kinds a split capture (one pass per Stop) can miss against a whole-file one, because
+# extractor state does not survive a Stop boundary: a failure awaiting its fix
+# (error_resolved, known, being fixed) and TaskCreate ids awaiting their TaskUpdate
+# (plan_step, found by this suite: tests/reliability/test_split_capture.py).
+KNOWN_SPLIT_FAULTS = frozenset({"error_resolved", "plan_step"})
 
 
 def shared_data() -> Path:
@@ -151,8 +156,11 @@ class Session:
         return sum(len(v) for v in self.tools.values())
 
 
-def pick_sessions(n: int, *, max_lines: int = 400, min_lines: int = 40) -> list[Path]:
-    """``n`` real main-session transcripts (distinct session ids), smallest first."""
+def pick_sessions(
+    n: int, *, max_lines: int = 400, min_lines: int = 40, spread: bool = False
+) -> list[Path]:
+    """``n`` real main-session transcripts (distinct session ids): the smallest ones, or with
+    ``spread`` ones spread evenly over the sizes (smallest and largest included)."""
     root = transcripts_dir()
     candidates = [
         *sorted((root / "claude-code-log-real_projects").glob("*/*.jsonl")),
@@ -167,6 +175,9 @@ def pick_sessions(n: int, *, max_lines: int = 400, min_lines: int = 40) -> list[
         if min_lines <= count <= max_lines:
             found.append((count, path))
     found.sort()
+    if spread and len(found) > n > 1:
+        step = (len(found) - 1) / (n - 1)
+        return [found[round(k * step)][1] for k in range(n)]
     return [p for _, p in found[:n]]
 
 
@@ -532,13 +543,14 @@ class KillReport:
 
     @property
     def only_known_fault(self) -> bool:
-        """All the difference is error_resolved events a split capture misses (known fault)."""
+        """All the difference is events a split capture misses (``KNOWN_SPLIT_FAULTS``)."""
         return (
             self.integrity_ok == self.iterations
             and not self.failures
             and self.final_integrity == "ok"
             and self.extra == self.duplicated == 0
-            and set(self.differing_kinds) == {"error_resolved"}
+            and bool(self.differing_kinds)
+            and set(self.differing_kinds) <= KNOWN_SPLIT_FAULTS
         )
 
     def figures(self) -> dict[str, object]:
