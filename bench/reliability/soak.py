@@ -15,8 +15,7 @@ SIGKILL it a random 0..1.3x(clean run time) later (half the kills aimed at the e
 where it writes), integrity_check. Then one clean run, compared with a clean ingest.
 
 The helpers are ``tests/reliability/replay.py`` (the fast CI versions live next to them).
-Exits 1 when anything was lost, duplicated or corrupted (the known split-capture fault with
-``error_resolved`` events is reported as such and does not fail the run).
+Exits 1 when anything was lost, duplicated or corrupted.
 """
 
 from __future__ import annotations

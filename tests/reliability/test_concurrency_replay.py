@@ -18,10 +18,6 @@ import pytest
 from replay import Lab, Session, Snapshot, pick_sessions, replay_all, snapshot, transcripts_dir
 
 SESSIONS = 3
-KNOWN_FAULT = (
-    "known fault: the extractor's pending state (a failure awaiting its fix) does not survive "
-    "a Stop boundary, so split capture loses error_resolved events that whole-file ingest finds"
-)
 
 pytestmark = [
     pytest.mark.slow,
@@ -79,11 +75,9 @@ def test_replay_equals_ingest(runs):
     ingest: Snapshot = runs["ingest"]
     assert ingest.integrity == "ok" and ingest.duplicated == 0
     assert concurrent.extra_over(ingest) == 0, "split capture found events ingest did not"
-    assert concurrent.memory_set <= ingest.memory_set
-    if concurrent.event_set != ingest.event_set:
-        kinds = concurrent.differing_kinds(ingest)
-        assert kinds == {"error_resolved"}, f"lost events of kinds {kinds}"
-        pytest.xfail(KNOWN_FAULT)  # everything else was strict above
+    # The extractor's pending state is saved with the cursor, so a failure and its fix split
+    # by a Stop are still paired: split capture equals the whole file, strictly.
+    assert concurrent.event_set == ingest.event_set, concurrent.differing_kinds(ingest)
     assert concurrent.memory_set == ingest.memory_set
 
 

@@ -16,12 +16,6 @@ from cortexmem.store.sqlite.store import SQLiteStore
 
 from replay import KILL_SESSION, SOAK_KILL_SESSION, Session, transcripts_dir
 
-TASK_STATE_BUG = (
-    "product bug: the structural extractor's TaskCreate id -> subject map (tasks) does not "
-    "survive a capture boundary, so a TaskUpdate of a task created before the last Stop makes "
-    "no plan_step event (and no 'Done:' progress memory)"
-)
-
 
 def events_after(tmp: Path, session: Session, cuts: list[int]) -> set[tuple[str, str]]:
     tmp.mkdir(exist_ok=True)
@@ -52,7 +46,6 @@ def test_split_equals_whole(tmp_path: Path, cut: int):
     assert whole and events_after(tmp_path / "split", session, [cut]) == whole
 
 
-@pytest.mark.xfail(strict=False, reason=TASK_STATE_BUG)
 def test_task_updates_after_a_stop_boundary(tmp_path: Path):
     session = load(SOAK_KILL_SESSION)  # TaskCreate at lines 21-36, TaskUpdate from line 46 on
     whole = events_after(tmp_path / "whole", session, [])
