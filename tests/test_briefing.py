@@ -17,6 +17,7 @@ from cortexmem.core.briefing import (
     MAX_BUDGET,
     OVERFLOW_SHARE,
     BriefingInput,
+    Command,
     Item,
     Plan,
     PlanStep,
@@ -38,12 +39,14 @@ HOOK = [sys.executable, "-c", "from cortexmem.hosts.claude_code.hook import run;
 
 
 def mem(text: str, kind: str = "decision", *, priority: int = 5, confidence: float = 0.9,
-        branch: str | None = "main", day: int = 1, pinned: bool = False) -> Memory:  # fmt: skip
+        branch: str | None = "main", day: int = 1, pinned: bool = False,
+        event: str | None = None) -> Memory:  # fmt: skip
     return Memory(
         text, kind, priority=priority, confidence=confidence, pinned=pinned,
         id=f"m-{kind[:4]}-{abs(hash((text, kind))) % 10**8:08d}",
         source_context=SourceContext(branch=branch, commit="3f2c1a9e" if branch else None),
         created_at=f"2026-03-{day:02d}T10:00:00.000000Z",
+        tags=(f"event:{event}",) if event else (),
     )  # fmt: skip
 
 
@@ -54,44 +57,62 @@ def snapshot_input() -> BriefingInput:
         Item(mem("Retries run on APScheduler rather than Celery", confidence=0.7,
                  branch="feature/retry"), 0.7, "other branch"),
         Item(mem("The webhook signature covers the raw body bytes", "gotcha", priority=7), 0.8),
-        Item(mem("Done: wire the Idempotency-Key header", "progress", day=19), 0.6),
+        Item(mem("Replayed requests with a different body still return 200", "gotcha",
+                 event="open_problem", day=19), 0.8),
+        Item(mem("Always use `uv run` to run things, never bare python", "pattern",
+                 event="preference"), 0.7),
+        Item(mem("Run the tests with `uv run pytest -q`", "pattern", event="howto"), 0.7),
+        Item(mem("Done: wire the Idempotency-Key header", "progress", day=19, event="plan_step"),
+             0.6),
+        Item(mem("Done: create the idempotency table", "progress", day=18, event="plan_step"),
+             0.6),
+        Item(mem("Committed 3f2c1a9 on main: Add idempotency keys", "progress", day=18,
+                 event="commit"), 0.6),
         Item(mem("All log redaction goes through RedactingFilter", "pattern", confidence=0.4),
              0.5, "⚠ app/logging.py no longer exists"),
+        # the same as the decision above in other words: left out
+        Item(mem("Use a unique index on (merchant_id, key), not a Redis lock", "gotcha"), 0.4),
     ]  # fmt: skip
     plan = Plan("3 steps from session 424b1fee", (
         PlanStep("Create the idempotency table", "completed"),
-        PlanStep("Wire the header into POST /payments", "in_progress"),
+        PlanStep("Wire the Idempotency-Key header", "in_progress"),  # a done step reports it
         PlanStep("Purge old keys nightly", "pending"),
     ), "main")  # fmt: skip
-    return BriefingInput("payments-api", "main", NOW, items, plan)
+    return BriefingInput("payments-api", "main", NOW, items, plan,
+                         (Command("uv run pytest -q", 3), Command("uv run mypy app", 2)),
+                         ("app/idempotency.py", "app/api.py"))  # fmt: skip
 
 
 def test_snapshot_of_a_briefing():
     result = build(snapshot_input(), estimate_tokens)
     assert result.markdown == (
         "# Cortex briefing — payments-api (branch main)\n"
-        "Memory from earlier sessions. ● sure ◐ likely ○ unsure; verify before relying on it. "
+        "From earlier sessions (● sure ◐ likely ○ unsure: verify before relying on it); "
         "`cortex recall <question>` for more.\n"
+        "## Open problems\n"
+        "- ● Replayed requests with a different body still return 200 — 1d ago\n"
+        "## Where the work stands\n"
+        "- Recent work: 3 steps done on main, last (1d ago): wire the Idempotency-Key header\n"
+        "- Files worked on most: `app/idempotency.py`, `app/api.py`\n"
         "## Decisions\n"
-        "- ● Use a unique index on (merchant_id, key) instead of a Redis lock — decision · 0.90 "
-        "· main@3f2c1a9 · 19d ago\n"
-        "- ◐ Retries run on APScheduler rather than Celery (other branch) — decision · 0.70 · "
-        "feature/retry@3f2c1a9 · 19d ago\n"
-        "## Active plan: 3 steps from session 424b1fee — 1/3 done\n"
-        "- [>] Wire the header into POST /payments\n"
-        "- [ ] Purge old keys nightly\n"
-        "- [x] Create the idempotency table\n"
+        "- ● Use a unique index on (merchant_id, key) instead of a Redis lock — 19d ago\n"
+        "- ◐ Retries run on APScheduler rather than Celery (other branch) — 19d ago\n"
+        "## How to build, test, run\n"
+        "- ● Run the tests with `uv run pytest -q` — 19d ago\n"
+        "- `uv run mypy app` (ran 2×)\n"
         "## Gotchas\n"
-        "- ● The webhook signature covers the raw body bytes — gotcha · 0.90 · main@3f2c1a9 · "
-        "19d ago\n"
-        "## Recent progress\n"
-        "- ● Done: wire the Idempotency-Key header — progress · 0.90 · main@3f2c1a9 · 1d ago\n"
+        "- ● The webhook signature covers the raw body bytes — 19d ago\n"
+        "## Preferences\n"
+        "- ● Always use `uv run` to run things, never bare python — 19d ago\n"
+        "## Active plan: 3 steps from session 424b1fee — 2/3 done\n"
+        "- [ ] Purge old keys nightly\n"
         "## Also known\n"
         "- ○ All log redaction goes through RedactingFilter (⚠ app/logging.py no longer exists) "
-        "— pattern · 0.40 · main@3f2c1a9 · 19d ago\n"
+        "— 19d ago\n"
     )
     assert result.tokens <= result.budget
-    assert result.lines == {"decisions": 2, "plan": 3, "gotchas": 1, "progress": 1, "rest": 1}
+    assert result.lines == {"open": 1, "state": 2, "decisions": 2, "howto": 2, "gotchas": 1,
+                            "preferences": 1, "plan": 1, "rest": 1}  # fmt: skip
 
 
 def test_an_empty_store_says_so():
@@ -117,7 +138,7 @@ def test_one_item_too_long_does_not_end_the_briefing():
 
 def test_high_value_decisions_may_overflow_the_budget_but_nothing_else():
     decisions = [Item(mem(f"Key decision {i} " + "because " * 12, priority=9), 1 - i / 100)
-                 for i in range(12)]  # fmt: skip
+                 for i in range(20)]  # fmt: skip
     result = build(BriefingInput("p", "main", NOW, decisions), estimate_tokens)
     assert result.overflow, "some decisions came in as overflow"
     assert result.budget < result.tokens <= result.budget * (1 + OVERFLOW_SHARE)
@@ -132,15 +153,35 @@ memories = st.builds(
     branch=st.sampled_from([None, "main", "feature/x"]),
     day=st.integers(1, 28),
     pinned=st.booleans(),
+    event=st.sampled_from(
+        [
+            None,
+            "open_problem",
+            "howto",
+            "preference",
+            "session_summary",
+            "plan_step",
+            "commit",
+            "plan",
+            "decision",
+        ]
+    ),
 )
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.tuples(memories, st.floats(0, 2)), max_size=40), st.booleans())
-def test_the_budget_holds_except_for_the_overflow_rule(pairs, with_plan):
+@given(
+    st.lists(st.tuples(memories, st.floats(0, 2)), max_size=40),
+    st.booleans(),
+    st.lists(st.text(min_size=1, max_size=120).filter(str.strip), max_size=8),
+    st.lists(st.text(min_size=1, max_size=80).filter(str.strip), max_size=8),
+)
+def test_the_budget_holds_except_for_the_overflow_rule(pairs, with_plan, commands, files):
     items = [Item(m, score) for m, score in pairs]
     plan = Plan("p", (PlanStep("step one", "pending"),)) if with_plan else None
-    result = build(BriefingInput("proj", "main", NOW, items, plan), estimate_tokens)
+    runs = tuple(Command(c, 2) for c in commands)
+    data = BriefingInput("proj", "main", NOW, items, plan, runs, tuple(files), tuple(files))
+    result = build(data, estimate_tokens)
     assert result.budget <= MAX_BUDGET
     by_id = {m.id: m for m, _ in pairs}
     if not result.overflow:
@@ -292,3 +333,72 @@ def test_a_teammates_decisions_arriving_by_git_are_kept(repo: Path):
         assert "From the repository" in text
         write_projections(ctx)
         assert decisions.read_text() == text  # stable: no churn on the next Stop
+
+
+# ----------------------------------------------------------------- state, order, dedup
+
+
+def test_sections_come_in_order_of_value_to_a_next_session():
+    text = build(snapshot_input(), estimate_tokens).markdown
+    headings = [line for line in text.splitlines() if line.startswith("## ")]
+    assert [h.split(":")[0] for h in headings] == [
+        "## Open problems", "## Where the work stands", "## Decisions",
+        "## How to build, test, run", "## Gotchas", "## Preferences", "## Active plan",
+        "## Also known",
+    ]  # fmt: skip
+
+
+def test_progress_logs_are_folded_into_one_line_and_do_not_crowd_out_knowledge():
+    steps = [Item(mem(f"Done: step {i} of the refactor on the parser module", "progress",
+                      day=1 + i, event="plan_step"), 2.0) for i in range(25)]  # fmt: skip
+    gotcha = Item(mem("The parser chokes on CRLF line endings", "gotcha"), 0.1)
+    result = build(BriefingInput("p", "main", NOW, [*steps, gotcha]), estimate_tokens)
+    folded = [line for line in result.markdown.splitlines() if "Recent work" in line]
+    assert folded == ["- Recent work: 25 steps done on main, last (today): "
+                      "step 24 of the refactor on the parser module"]  # fmt: skip
+    assert "Done:" not in result.markdown
+    assert "CRLF" in result.markdown
+
+
+def test_no_two_lines_say_the_same_thing():
+    items = [
+        Item(mem("Use uv run for everything, never bare python", "pattern",
+                 event="preference"), 0.9),
+        Item(mem("use `uv run` for everything — never bare python!", "pattern"), 0.8),
+        Item(mem("Run tests with uv run pytest -q", "pattern", event="howto"), 0.8),
+    ]  # fmt: skip
+    data = BriefingInput("p", "main", NOW, items, commands=(Command("uv run pytest -q", 5),))
+    text = build(data, estimate_tokens).markdown
+    assert text.count("never bare python") == 1
+    assert text.count("pytest -q") == 1
+
+
+def test_a_plan_step_a_commit_reports_is_not_listed_as_open():
+    plan = Plan("2 steps", (PlanStep("Add retry tests and run them", "pending"),
+                            PlanStep("Document the retry schedule", "pending")))  # fmt: skip
+    commit = Item(mem("Done: Add retry tests and run them", "progress", event="plan_step"), 0.5)
+    text = build(BriefingInput("p", "main", NOW, [commit], plan), estimate_tokens).markdown
+    assert "## Active plan: 2 steps — 1/2 done" in text
+    assert "- [ ] Document the retry schedule" in text
+    assert "[ ] Add retry tests" not in text
+
+
+def test_howto_commands_and_worked_files_from_events():
+    from cortexmem.model import Event, Provenance
+    from cortexmem.services.brief import howto_commands, worked_files
+
+    def run(command: str, ok: bool = True) -> Event:
+        return Event("command", f"Ran `{command}`", {"command": command, "ok": ok},
+                     provenance=Provenance("s"))  # fmt: skip
+
+    events = [run("mise run test"), run("ls -la"), run("mise run test"), run("make build", False),
+              run("grep -r foo ."), run("mise run lint | tee x")]  # fmt: skip
+    assert [(c.text, c.runs) for c in howto_commands(events)] == [("mise run test", 2)]
+
+    def edit(path: str) -> Event:
+        return Event("file_modified", f"Modified {path}", {"path": path})
+
+    edits = [edit("app/a.py"), edit("/Users/x/repo/app/b.py"), edit("app/a.py"),
+             edit("/Users/x/.claude/plans/p.md"), edit("/tmp/scratch.py")]  # fmt: skip
+    files = worked_files(edits)
+    assert files == ["app/a.py", "app/b.py"]

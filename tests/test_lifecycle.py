@@ -565,3 +565,46 @@ def test_stop_hook_runs_the_daily_pass_and_never_fails(repo: Path, monkeypatch):
     monkeypatch.setattr("cortexmem.services.lifecycle.maybe_run", lambda _c: 1 / 0)
     handlers.handle("Stop", payload, started=time.monotonic() - handlers.STOP_BUDGET + 1)
     assert "ZeroDivisionError" not in (repo / ".cortex" / "cortex.log").read_text()
+
+
+# ----------------------------------------------------------------- backfilled history
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "sessions"
+
+
+def test_learned_clock_starts_knowledge_decay_when_cortex_learned_it():
+    from cortexmem.core.decay import learned_clock
+
+    old, now = "2026-01-01T00:00:00.000000Z", "2026-06-01T00:00:00.000000Z"
+    assert learned_clock("gotcha", old, now) == now
+    assert learned_clock("pattern", old, now) == now
+    assert learned_clock("context", old, now) == now
+    assert learned_clock("progress", old, now) is None  # work state ages with the work
+    assert learned_clock("decision", old, now) is None  # immortal: no clock at all
+    assert learned_clock("gotcha", now, now) is None  # learned live: created_at is the clock
+
+
+def test_ingesting_months_old_sessions_keeps_their_knowledge_through_the_lifecycle(repo: Path):
+    from cortexmem.hosts.claude_code.reader import READER
+    from cortexmem.services.brief import make_briefing
+    from cortexmem.services.ingest import ingest
+
+    ingest([EXAMPLES], reader=READER, into=repo)
+    later = datetime.now(UTC) + timedelta(days=1)
+    with Context.for_cwd(repo) as ctx:
+        report = run_lifecycle(ctx, later)
+        store = ctx.require("project")
+        rows = store.read(
+            lambda conn: conn.execute(
+                "SELECT memory_type, status, tags, content FROM memories"
+            ).fetchall()
+        )
+        briefing = make_briefing(ctx, branch="main").markdown
+    knowledge = [r for r in rows if r[0] != "progress"]
+    assert len(knowledge) >= 9
+    assert all(status == "active" for _, status, _, _ in knowledge), report.archived
+    # Months-old progress logs may fade at once: that is the event clock.
+    assert all(r[0] == "progress" for r in rows if r[1] == "archived")
+    assert "uv run" in briefing  # the preference / how-to of the first session
+    assert "APScheduler" in briefing  # a decision
+    assert "Gotchas" in briefing

@@ -4,27 +4,39 @@ Pure: ranked records in, markdown out; tokens are counted by the function passed
 (``core.tokens.count_tokens`` in production).
 
 **Budget.** Dynamic, 300–500 tokens: 300, plus 10 for each high-value item waiting (a
-decision, an open plan step, a gotcha of priority 7 or more), capped at 500. Everything
-counts: headings, markers, provenance.
+decision, an open problem, a how-to or a command that worked, a preference, an open plan
+step, a gotcha of priority 7 or more), capped at 500. Everything counts: headings, markers,
+provenance.
 
-**Order.** Sections are filled in priority order: decisions (immortal) and rejected
-alternatives, the active plan and its progress, gotchas, recent progress on this branch, then
-the rest (architecture, patterns, context, code). Each category has a line budget
-(``LINE_BUDGETS``); lines a category leaves unused are redistributed, in the same priority
-order, to categories with more to say. An item that does not fit is skipped and the next one
-tried: one long item never ends the briefing (the greedy pitfall).
+**Order: by value to a next session.** Open problems and where the work stands first (the
+newest session summaries, the recent work folded into one line, the files worked on), then
+decisions (immortal, rejected alternatives included), how to build, test and run (``how-to``
+memories and the commands that worked), gotchas, preferences, the active plan's unfinished
+steps, and the rest (architecture, patterns, context, code). A memory goes to a section by its
+type and its ``event:<kind>`` tag (``event:open_problem``, ``event:howto``,
+``event:preference``, ``event:session_summary``), so it works with or without those kinds.
+Each section has a line budget (``LINE_BUDGETS``); lines a section leaves unused are
+redistributed, in the same order, to sections with more to say. An item that does not fit is
+skipped and the next one tried: one long item never ends the briefing (the greedy pitfall).
 
-**Overflow.** High-value items (a decision or rejection of priority ≥ 8, or anything pinned)
-left out by the budget may still be added, up to ``OVERFLOW_SHARE`` of the budget beyond it.
-Nothing else ever exceeds the budget.
+**No repetition.** Progress logs ("Done: …", one line per commit) are folded into one line
+("Recent work: 12 steps done on main, last: …") instead of crowding out knowledge. No two
+lines say the same thing: a line whose words match a line already chosen (the same words, all
+the words of the shorter one, or a Jaccard overlap ≥ ``SAME_OVERLAP``) is left out, and a plan
+step that a commit, a done step or a summary already reports is not listed as still open.
 
-**Lines.** ``- ● text — type · confidence · branch@commit · age`` with a confidence marker
-(● ≥ 0.8, ◐ ≥ 0.5, ○ below) and provenance; ``note`` carries what reality anchoring found
+**Overflow.** High-value items (a decision or rejection of priority ≥ 8, an open problem, or
+anything pinned) left out by the budget may still be added, up to ``OVERFLOW_SHARE`` of the
+budget beyond it. Nothing else ever exceeds the budget.
+
+**Lines.** ``- ● text — age`` with a confidence marker (● ≥ 0.8, ◐ ≥ 0.5, ○ below), the age,
+and the branch when it is not the current one; ``note`` carries what reality anchoring found
 (a file that no longer exists, another branch).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -38,17 +50,43 @@ MAX_BUDGET: Final = 500
 PER_HIGH_VALUE: Final = 10
 OVERFLOW_SHARE: Final = 0.25
 ITEM_CHARS: Final = 160
+SUMMARY_CHARS: Final = 240
+SAME_OVERLAP: Final = 0.75
+FILES_SHOWN: Final = 5
 
-# section -> (heading, memory types, line budget)
-SECTIONS: Final[tuple[tuple[str, str, tuple[str, ...], int], ...]] = (
-    ("decisions", "Decisions", ("decision",), 6),
-    ("plan", "Active plan", (), 6),
-    ("gotchas", "Gotchas", ("gotcha",), 4),
-    ("progress", "Recent progress", ("progress",), 4),
-    ("rest", "Also known", ("architecture", "pattern", "context", "code_description"), 5),
+# section -> (heading, line budget), in the order a next session needs them
+SECTIONS: Final[tuple[tuple[str, str, int], ...]] = (
+    ("open", "Open problems", 3),
+    ("state", "Where the work stands", 4),
+    ("decisions", "Decisions", 5),
+    ("howto", "How to build, test, run", 4),
+    ("gotchas", "Gotchas", 4),
+    ("preferences", "Preferences", 3),
+    ("plan", "Active plan", 4),
+    ("rest", "Also known", 3),
 )
-LINE_BUDGETS: Final = {name: lines for name, _, _, lines in SECTIONS}
-SECTION_OF_TYPE: Final = {t: name for name, _, types, _ in SECTIONS for t in types}
+LINE_BUDGETS: Final = {name: lines for name, _, lines in SECTIONS}
+# The section of a memory by its type, when no event tag says otherwise.
+SECTION_OF_TYPE: Final = {
+    "decision": "decisions",
+    "gotcha": "gotchas",
+    "architecture": "rest",
+    "pattern": "rest",
+    "context": "rest",
+    "code_description": "rest",
+}
+SECTION_OF_TAG: Final = {
+    "event:open_problem": "open",
+    "event:session_summary": "state",
+    "event:compact_summary": "state",
+    "event:howto": "howto",
+    "event:preference": "preferences",
+    "event:plan": "plan",
+}
+SUMMARY_TAGS: Final = frozenset({"event:session_summary", "event:compact_summary"})
+# Memory types the briefing asks the store for (progress is folded, never listed).
+BRIEFED_TYPES: Final = ("decision", "gotcha", "pattern", "architecture", "context",
+                        "code_description", "progress")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -75,12 +113,24 @@ class Plan:
 
 
 @dataclass(frozen=True)
+class Command:
+    """A command that worked in this project (build, test, lint, run), how often it did."""
+
+    text: str
+    runs: int = 1
+    description: str = ""
+
+
+@dataclass(frozen=True)
 class BriefingInput:
     project: str
     branch: str | None
     now: datetime
     items: Sequence[Item] = ()
     plan: Plan | None = None
+    commands: Sequence[Command] = ()
+    files: Sequence[str] = ()  # the files worked on most, most first
+    sessions: Sequence[str] = ()  # the newest sessions' titles, newest first
 
 
 @dataclass
@@ -93,19 +143,38 @@ class Briefing:
     ids: list[str] = field(default_factory=list)
 
 
+def tags_of(memory: Memory) -> frozenset[str]:
+    return frozenset(t.lower() for t in memory.tags)
+
+
+def section_of(memory: Memory) -> str | None:
+    """The section a memory is listed in; None for progress logs (folded into one line)."""
+    tags = tags_of(memory)
+    for tag, section in SECTION_OF_TAG.items():
+        if tag in tags:
+            return section
+    return SECTION_OF_TYPE.get(memory.memory_type)
+
+
 def is_high_value(memory: Memory) -> bool:
-    return memory.pinned or (memory.memory_type == "decision" and memory.priority >= 8)
+    return (
+        memory.pinned
+        or (memory.memory_type == "decision" and memory.priority >= 8)
+        or "event:open_problem" in tags_of(memory)
+    )
 
 
 def budget_for(data: BriefingInput) -> int:
-    waiting = sum(
-        1
-        for i in data.items
-        if i.memory.memory_type == "decision"
-        or (i.memory.memory_type == "gotcha" and i.memory.priority >= 7)
-    )
+    waiting = 0
+    for i in data.items:
+        section = section_of(i.memory)
+        if section in ("decisions", "open", "howto", "preferences") or (
+            section == "gotchas" and i.memory.priority >= 7
+        ):
+            waiting += 1
     if data.plan is not None:
         waiting += sum(1 for s in data.plan.steps if s.status != "completed")
+    waiting += min(len(data.commands), LINE_BUDGETS["howto"])
     return min(MAX_BUDGET, BASE_BUDGET + PER_HIGH_VALUE * waiting)
 
 
@@ -125,16 +194,32 @@ def age(created_at: str, now: datetime) -> str:
     return f"{int(days / 30)}mo ago"
 
 
-def item_line(item: Item, now: datetime) -> str:
+def item_line(item: Item, now: datetime, branch: str | None = None, width: int = ITEM_CHARS) -> str:
     m = item.memory
-    where = m.branch or ""
-    if m.source_context.commit:
-        where = f"{where}@{m.source_context.commit[:7]}"
-    provenance = " · ".join(
-        p for p in (m.memory_type, f"{m.confidence:.2f}", where, age(m.created_at, now)) if p
-    )
     note = f" ({item.note})" if item.note else ""
-    return f"- {marker(m.confidence)} {shorten(m.content, ITEM_CHARS)}{note} — {provenance}"
+    where = f"{m.branch} · " if m.branch and branch and m.branch != branch and not note else ""
+    text = shorten(m.content, width)
+    return f"- {marker(m.confidence)} {text}{note} — {where}{age(m.created_at, now)}"
+
+
+_WORD = re.compile(r"[^\W_]+|_+", re.UNICODE)
+_LOG_PREFIX = re.compile(r"^\s*(?:done|plan|session summary|committed \w+ on \S+)\s*:\s*", re.I)
+
+
+def words(text: str) -> frozenset[str]:
+    """The lower-cased words of ``text`` without its log prefix ("Done: ", "Plan: ")."""
+    return frozenset(w for w in _WORD.findall(_LOG_PREFIX.sub("", text).lower()) if w.strip("_"))
+
+
+def same(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Whether two texts say the same thing: the same words, the shorter one's words (three
+    or more) all in the other, or a word overlap (Jaccard) of ``SAME_OVERLAP`` or more."""
+    if not a or not b:
+        return False
+    common = len(a & b)
+    if common == min(len(a), len(b)) and (a == b or common >= 3):
+        return True
+    return common / len(a | b) >= SAME_OVERLAP
 
 
 def step_line(step: PlanStep, width: int | None = None) -> str:
@@ -143,46 +228,106 @@ def step_line(step: PlanStep, width: int | None = None) -> str:
     return f"- {box} {shorten(step.text, width) if width else step.text}"
 
 
-def plan_lines(plan: Plan) -> list[str]:
-    done = sum(1 for s in plan.steps if s.status == "completed")
+def plan_lines(plan: Plan, reported: Sequence[frozenset[str]] = ()) -> list[str]:
+    """The plan's title line, then its open steps (in progress first); a step a commit, a done
+    step or a summary in ``reported`` already reports counts as done and is not listed."""
+    open_steps = [
+        s
+        for s in plan.steps
+        if s.status != "completed" and not any(same(words(s.text), r) for r in reported)
+    ]
+    done = len(plan.steps) - len(open_steps)
     lines = [f"{plan.title} — {done}/{len(plan.steps)} done"]
-    # Open steps first (what to do next), then what is done.
-    order = sorted(plan.steps, key=lambda s: {"in_progress": 0, "pending": 1}.get(s.status, 2))
-    lines += [step_line(s, 160) for s in order]
-    return lines
+    order = sorted(open_steps, key=lambda s: {"in_progress": 0, "pending": 1}.get(s.status, 2))
+    return lines + [step_line(s, 160) for s in order]
+
+
+def fold_progress(progress: Sequence[Item], branch: str | None, now: datetime) -> str | None:
+    """One line for many progress logs: how many, on which branches, the newest one."""
+    if not progress:
+        return None
+    newest = max(progress, key=lambda i: (i.memory.created_at, i.memory.id)).memory
+    branches = sorted({i.memory.branch for i in progress if i.memory.branch})
+    on = ""
+    if branches:
+        shown = [b for b in branches if b == branch] or branches[:2]
+        more = f" (+{len(branches) - len(shown)})" if len(branches) > len(shown) else ""
+        on = f" on {', '.join(shown)}{more}"
+    count = len(progress)
+    what = "step done" if count == 1 else "steps done"
+    last = shorten(_LOG_PREFIX.sub("", newest.content), 120)
+    return f"- Recent work: {count} {what}{on}, last ({age(newest.created_at, now)}): {last}"
+
+
+def command_line(command: Command) -> str:
+    runs = f" (ran {command.runs}×)" if command.runs > 1 else ""
+    return f"- `{shorten(command.text, 100)}`{runs}"
 
 
 def header(data: BriefingInput) -> list[str]:
     where = f" (branch {data.branch})" if data.branch else ""
     return [
         f"# Cortex briefing — {data.project}{where}",
-        "Memory from earlier sessions. ● sure ◐ likely ○ unsure; verify before relying on it. "
+        "From earlier sessions (● sure ◐ likely ○ unsure: verify before relying on it); "
         "`cortex recall <question>` for more.",
     ]
+
+
+Line = tuple[str, Item | None, frozenset[str]]  # text, the memory it shows, its words
+
+
+def pools_of(data: BriefingInput) -> tuple[dict[str, list[Line]], str]:
+    """Each section's candidate lines, best first, and the plan's title ('' without one)."""
+    pools: dict[str, list[Line]] = {name: [] for name in LINE_BUDGETS}
+    ranked = sorted(data.items, key=lambda i: (-i.score, i.memory.created_at, i.memory.id))
+    progress = [i for i in ranked if section_of(i.memory) is None
+                and i.memory.memory_type == "progress"]  # fmt: skip
+    summaries = sorted(
+        (i for i in ranked if tags_of(i.memory) & SUMMARY_TAGS),
+        key=lambda i: (i.memory.created_at, i.memory.id),
+        reverse=True,
+    )
+    for item in summaries:
+        line = item_line(item, data.now, data.branch, SUMMARY_CHARS)
+        pools["state"].append((line, item, words(item.memory.content)))
+    folded = fold_progress(progress, data.branch, data.now)
+    if folded is not None:
+        pools["state"].append((folded, None, words(folded)))
+    if data.sessions:
+        titles = "; ".join(shorten(t, 70) for t in data.sessions[:3])
+        pools["state"].append((f"- Recent sessions: {titles}", None, frozenset()))
+    if data.files:
+        files = ", ".join(f"`{f}`" for f in data.files[:FILES_SHOWN])
+        pools["state"].append((f"- Files worked on most: {files}", None, frozenset()))
+    for item in ranked:
+        section = section_of(item.memory)
+        if section is None or section == "state":
+            continue
+        pools[section].append(
+            (item_line(item, data.now, data.branch), item, words(item.memory.content))
+        )
+    for command in data.commands:
+        pools["howto"].append((command_line(command), None, words(command.text)))
+    title = ""
+    if data.plan is not None and data.plan.steps:
+        reported = [words(i.memory.content) for i in progress + summaries]
+        title, *steps = plan_lines(data.plan, reported)
+        if steps:
+            pools["plan"] = [(s, None, words(s[6:])) for s in steps] + pools["plan"]
+        else:
+            title = ""
+    return pools, title
 
 
 def build(data: BriefingInput, count: Callable[[str], int]) -> Briefing:
     """The briefing for ``data`` under its budget; ``count`` counts tokens."""
     budget = budget_for(data)
-    pools: dict[str, list[str]] = {name: [] for name in LINE_BUDGETS}
-    owners: dict[str, list[Item | None]] = {name: [] for name in LINE_BUDGETS}
-    ranked = sorted(data.items, key=lambda i: (-i.score, i.memory.created_at, i.memory.id))
-    for item in ranked:
-        section = SECTION_OF_TYPE.get(item.memory.memory_type)
-        if section is not None:
-            pools[section].append(item_line(item, data.now))
-            owners[section].append(item)
-    if data.plan is not None and data.plan.steps:
-        title, *steps = plan_lines(data.plan)
-        pools["plan"] = steps
-        owners["plan"] = [None] * len(steps)
-    else:
-        title = ""
-
+    pools, title = pools_of(data)
     chosen: dict[str, list[int]] = {name: [] for name in LINE_BUDGETS}
+    said: list[frozenset[str]] = []  # the words of every line chosen so far
     head = "\n".join(header(data))
     used = count(head)
-    headings = {name: f"## {heading}" for name, heading, _, _ in SECTIONS}
+    headings = {name: f"## {heading}" for name, heading, _ in SECTIONS}
     if title:
         headings["plan"] = f"## Active plan: {title}"
 
@@ -190,19 +335,26 @@ def build(data: BriefingInput, count: Callable[[str], int]) -> Briefing:
         extra = count("\n" + headings[name]) if not chosen[name] else 0
         return count("\n" + line) + extra
 
-    def take(name: str, limit: int | None, ceiling: int) -> None:
+    def fits(name: str, index: int, ceiling: int) -> bool:
         nonlocal used
-        for index, line in enumerate(pools[name]):
-            if limit is not None and len(chosen[name]) >= limit:
-                return
-            if index in chosen[name]:
-                continue
-            price = cost(name, line)
-            if used + price <= ceiling:
-                chosen[name].append(index)
-                used += price
+        line, _, text = pools[name][index]
+        if index in chosen[name] or any(same(text, other) for other in said):
+            return False
+        price = cost(name, line)
+        if used + price > ceiling:
+            return False
+        chosen[name].append(index)
+        said.append(text)
+        used += price
+        return True
 
-    # 1. each category up to its own line budget, in priority order
+    def take(name: str, limit: int, ceiling: int) -> None:
+        for index in range(len(pools[name])):
+            if len(chosen[name]) >= limit:
+                return
+            fits(name, index, ceiling)
+
+    # 1. each section up to its own line budget, in order of value
     for name in LINE_BUDGETS:
         take(name, LINE_BUDGETS[name], budget)
     # 2. the lines left unused go to whoever has more to say, in the same order
@@ -217,13 +369,10 @@ def build(data: BriefingInput, count: Callable[[str], int]) -> Briefing:
     overflow: list[str] = []
     ceiling = budget + int(budget * OVERFLOW_SHARE)
     for name in LINE_BUDGETS:
-        for index, owner in enumerate(owners[name]):
-            if owner is None or index in chosen[name] or not is_high_value(owner.memory):
+        for index, (_, owner, _) in enumerate(pools[name]):
+            if owner is None or not is_high_value(owner.memory):
                 continue
-            price = cost(name, pools[name][index])
-            if used + price <= ceiling:
-                chosen[name].append(index)
-                used += price
+            if fits(name, index, ceiling):
                 overflow.append(owner.memory.id)
 
     out = header(data)
@@ -233,8 +382,8 @@ def build(data: BriefingInput, count: Callable[[str], int]) -> Briefing:
             continue
         out.append(headings[name])
         for index in sorted(chosen[name]):
-            out.append(pools[name][index])
-            owner = owners[name][index]
+            line, owner, _ = pools[name][index]
+            out.append(line)
             if owner is not None:
                 ids.append(owner.memory.id)
     if len(out) == 2:

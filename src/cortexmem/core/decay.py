@@ -5,6 +5,15 @@ The seed's half-lives (days)::
     architecture, decision, code_description, code   stable (no decay)
     pattern 60 · gotcha 45 · context 30 · progress 7
 
+**When the clock starts.** A memory's ``created_at`` is the time of the event it was distilled
+from, which for ``cortex ingest`` / ``import-history`` of old transcripts is months in the past.
+Charging knowledge decay for the months before Cortex ever learned it archived a backfilled
+project's gotchas, how-tos and preferences on the first lifecycle pass (24 of the 27 memories
+of ``examples/sessions``). So for every type but progress the clock starts when Cortex learned
+the memory (``learned_clock``: the store sets ``decayed_at`` to the moment it stored it when the
+event is older). Progress keeps the event's own time: work state goes stale with the work, so
+months-old "Done: …" lines may fade at once. Half-lives are the seed's, unchanged.
+
 Modifiers: a pinned memory never decays; more than 10 recalls doubles the half-life; a hub
 (centrality above 0.5) doubles it; both together quadruple it. Decisions never decay, pinned
 or not (they are immortal: see ``core.lifecycle``).
@@ -46,6 +55,8 @@ HALF_LIFE_DAYS: Final[dict[str, float]] = {
 # Types whose confidence changes with time (the others are stable).
 DECAYING_TYPES: Final = frozenset(t for t, days in HALF_LIFE_DAYS.items() if days < math.inf)
 IMMORTAL_TYPES: Final = frozenset({"decision"})
+# Types whose decay clock is the event's time, not the moment Cortex learned them.
+EVENT_CLOCK_TYPES: Final = frozenset({"progress"})
 ACCESS_BOOST_ABOVE: Final = 10  # access_count > 10 doubles the half-life
 HUB_CENTRALITY: Final = 0.5  # centrality > 0.5 doubles the half-life (and exempts from archive)
 
@@ -103,3 +114,12 @@ def days_to_fall_below(confidence: float, threshold: float, half_life: float) ->
     if math.isinf(half_life) or threshold <= 0:
         return math.inf
     return half_life * math.log2(confidence / threshold)
+
+
+def learned_clock(memory_type: str, created_at: str, learned_at: str) -> str | None:
+    """Where the decay clock of a memory stored at ``learned_at`` starts, when that is not its
+    ``created_at`` (None): ``learned_at`` for a decaying knowledge type whose event is older.
+    ISO-8601 UTC strings of one format (``model.format_time``) compare as times."""
+    if memory_type not in DECAYING_TYPES or memory_type in EVENT_CLOCK_TYPES:
+        return None
+    return learned_at if created_at < learned_at else None

@@ -83,20 +83,82 @@ def active_plan(ctx: Context, branch: str | None) -> Plan | None:
     return None
 
 
+# How many memories of each type the briefing weighs (it lists ~30 lines at most; progress
+# is folded into one line, so its pool is how many steps the fold counts).
+POOL: dict[str, int] = {"decision": 24, "gotcha": 32, "pattern": 24, "architecture": 8,
+                        "context": 16, "code_description": 4, "progress": 60}  # fmt: skip
+COMMAND_EVENTS = 400
+FILE_EVENTS = 300
+FILES_SHOWN = 6
+# A command worth telling a next session: a build, test, lint, format or run step.
+_TOOL_WORDS = re.compile(
+    r"\b(?:test|tests|pytest|build|lint|fmt|format|check|typecheck|run|dev|serve|start|"
+    r"install|deploy|bench|ci|make|just|mise|tox|nox|cargo|npm|pnpm|yarn|bun|uv|poetry|"
+    r"go|gradle|mvn|act|ruff|mypy|pyright|eslint|tsc|vitest|jest)\b"
+)
+_NOT_HOWTO = re.compile(
+    r"^(?:echo|cat|ls|cd|rm|mv|cp|mkdir|find|grep|rg|sed|awk|head|tail|wc|sort|stat|touch|"
+    r"chmod|which|pwd|git|gh|curl|open|kill|pkill|ps|sleep|python3? -c|/tmp/)"
+)
+
+
+def howto_commands(events, limit: int = 8) -> list:
+    """The commands that worked, grouped and counted, that look like build/test/run steps
+    (not one-off inspection: ``ls``, ``grep``, ``git``, ``echo``…), most run first."""
+    from cortexmem.core.briefing import Command
+
+    runs: dict[str, int] = {}
+    described: dict[str, str] = {}
+    order: dict[str, int] = {}
+    for n, event in enumerate(events):  # newest first
+        command = " ".join(str(event.payload.get("command") or "").split())
+        if not command or event.payload.get("ok") is False or len(command) > 100:
+            continue
+        if any(c in command for c in "\n|>$`") or _NOT_HOWTO.match(command):
+            continue
+        if not _TOOL_WORDS.search(command):
+            continue
+        runs[command] = runs.get(command, 0) + 1
+        order.setdefault(command, n)
+        if not described.get(command):
+            described[command] = str(event.payload.get("description") or "")
+    best = sorted(runs, key=lambda c: (-runs[c], order[c]))[:limit]
+    return [Command(c, runs[c], described[c]) for c in best]
+
+
+def worked_files(events, limit: int = FILES_SHOWN) -> list[str]:
+    """The files edited most, most first, newest on a tie: repository-relative paths as
+    recorded, an absolute one by its last two parts (files under /tmp or a home folder's
+    dot-folders, such as plan files, are not the project's)."""
+    counts: dict[str, int] = {}
+    order: dict[str, int] = {}
+    for n, event in enumerate(events):
+        path = str(event.payload.get("path") or "")
+        if path.startswith("/"):
+            if path.startswith(("/tmp/", "/private/")) or "/." in path:
+                continue
+            path = "/".join(path.split("/")[-2:])
+        if not path:
+            continue
+        counts[path] = counts.get(path, 0) + 1
+        order.setdefault(path, n)
+    return sorted(counts, key=lambda p: (-counts[p], order[p]))[:limit]
+
+
 def gather(ctx: Context, branch: str | None, now: datetime) -> BriefingInput:
-    from cortexmem.core.briefing import SECTIONS, BriefingInput, Item
+    from cortexmem.core.briefing import BriefingInput, Item
     from cortexmem.core.filters import MemoryFilter
     from cortexmem.core.ranking import access_score, centrality, rank_score
 
     flt = MemoryFilter(branch=branch)
-    worktree = ctx.paths.worktree
+    # Anchoring asks whether a named file still exists in the repository: outside a git
+    # repository (a folder transcripts were ingested into) there is nothing to ask.
+    worktree = ctx.paths.worktree if ctx.paths.repo is not None else None
     items: list[Item] = []
     for scope, store in ctx.existing():
         max_in, max_access = store.maxima()
-        for _, _, types, lines in SECTIONS:
-            if not types:
-                continue
-            for memory, in_degree in store.top_memories(types, flt, lines * POOL_PER_LINE):
+        for memory_type, size in POOL.items():
+            for memory, in_degree in store.top_memories((memory_type,), flt, size):
                 keep, note = anchor(memory, worktree if scope == "project" else None, branch)
                 if not keep:
                     continue
@@ -106,7 +168,15 @@ def gather(ctx: Context, branch: str | None, now: datetime) -> BriefingInput:
                 if branch and memory.branch == branch:
                     score += BRANCH_BOOST
                 items.append(Item(memory, score, note))
-    return BriefingInput(ctx.paths.name, branch, now, items, active_plan(ctx, branch))
+    commands, files, sessions = [], [], []
+    project = ctx.store("project")
+    if project is not None:
+        commands = howto_commands(project.recent_events(("command", "test_run"), COMMAND_EVENTS))
+        files = worked_files(project.recent_events(("file_modified",), FILE_EVENTS))
+        titles = [e.content for e in project.recent_events(("session_summary",), 3)]
+        sessions = [t for t in dict.fromkeys(titles) if t]
+    return BriefingInput(ctx.paths.name, branch, now, items, active_plan(ctx, branch),
+                         commands, files, sessions)  # fmt: skip
 
 
 def make_briefing(

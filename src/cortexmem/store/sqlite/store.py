@@ -23,6 +23,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from cortexmem.core.decay import learned_clock
 from cortexmem.core.filters import MemoryFilter
 from cortexmem.core.fts_query import to_fts_query
 from cortexmem.core.ranking import Candidate
@@ -217,6 +218,15 @@ def _inspect_read_only(path: Path, key: str) -> bool:
         conn.close()
 
 
+def start_clock(conn: sqlite3.Connection, seq: int, memory_type: str, created_at: str) -> None:
+    """Start the decay clock of the memory just stored at row ``seq`` now when its event is
+    older (``core.decay.learned_clock``): backfilled knowledge is not charged for the months
+    before Cortex learned it."""
+    start = learned_clock(memory_type, created_at, utc_now())
+    if start is not None:
+        conn.execute("UPDATE memories SET decayed_at = ? WHERE seq = ?", (start, seq))
+
+
 class SQLiteStore(Transactions):
     """A Cortex store in one SQLite file. Open with :meth:`open`; use as a context manager.
 
@@ -375,7 +385,8 @@ class SQLiteStore(Transactions):
             ).fetchone()
             if row is not None:
                 return row_to_memory(row), False
-            conn.execute(INSERT_MEMORY, memory_to_row(memory))
+            inserted = conn.execute(INSERT_MEMORY, memory_to_row(memory))
+            start_clock(conn, inserted.lastrowid or 0, memory.memory_type, memory.created_at)
             return memory, True
 
         return self.write(op)
@@ -864,12 +875,19 @@ class SQLiteStore(Transactions):
                     "below_since = NULL, decayed_at = ?, confidence = max(confidence, ?), "
                     "updated_at = ? WHERE seq = (SELECT seq FROM memories WHERE content_hash = ? "
                     "AND status = 'archived' AND archived_at IS NOT NULL LIMIT 1)",
-                    (memory.created_at, memory.confidence, utc_now(), memory.content_hash),
+                    (
+                        learned_clock(memory.memory_type, memory.created_at, utc_now())
+                        or memory.created_at,
+                        memory.confidence,
+                        utc_now(),
+                        memory.content_hash,
+                    ),
                 ).rowcount
                 if revived:
                     result.memories_restored += 1
                     continue
-                conn.execute(INSERT_MEMORY, memory_to_row(memory))
+                inserted = conn.execute(INSERT_MEMORY, memory_to_row(memory))
+                start_clock(conn, inserted.lastrowid or 0, memory.memory_type, memory.created_at)
                 result.memories_added += 1
                 result.memory_ids.append(memory.id)
             for row in obs_rows:
