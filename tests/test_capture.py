@@ -46,8 +46,10 @@ def write(path: Path, lines: list[str], tail: str = "") -> None:
 
 
 def state(store) -> tuple[list[str], list[str]]:
-    events = sorted(e.content for e in store.iter_events())
-    memories = sorted(m.content for m in store.iter_memories())
+    events = sorted(e.content for e in store.iter_events() if e.kind not in ("prompt", "reply"))
+    memories = sorted(
+        m.content for m in store.iter_memories() if "layer:digest" not in m.tags
+    )  # the session's digest (its summary) is checked on its own
     return events, memories
 
 

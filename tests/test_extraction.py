@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cortexmem.core.extraction.digest import session_digest
 from cortexmem.core.extraction.commands import (
     commit_details,
     display_command,
@@ -83,8 +84,15 @@ class Session:
         return extract(self.entries, ctx or ExtractionContext(session_id="s-1", dialect=DIALECT))
 
 
+SAID = ("prompt", "reply")  # the words of each turn, kept for the session's digest
+
+
 def kinds(events, *wanted: str) -> list[tuple[str, str]]:
-    return [(e.kind, e.content) for e in events if not wanted or e.kind in wanted]
+    return [
+        (e.kind, e.content)
+        for e in events
+        if (e.kind in wanted if wanted else e.kind not in SAID)
+    ]
 
 
 # ----------------------------------------------------------------- layer 1: structural
@@ -181,7 +189,12 @@ def test_todo_lists_become_a_plan_and_steps_whose_status_changes_are_recorded_on
         ("plan_step", "[completed] Add table"),
         ("plan_step", "[in_progress] Add route"),
     ]
-    assert [m.content for m in to_memories(events)] == ["Done: Add table"]
+    # progress is folded: no memory per step, one plan memory with the final statuses
+    assert to_memories(events) == []
+    digest = session_digest(events, "t.jsonl")
+    assert [m.content for m in digest if "event:plan" in m.tags] == [
+        "Plan (1/2 steps done): [completed] Add table; [in_progress] Add route"
+    ]
 
 
 def test_task_tools_of_newer_versions_are_plan_steps_too():
@@ -386,7 +399,7 @@ def test_memories_carry_type_confidence_and_provenance():
         ExtractionContext(session_id="s-9", transcript_path="/t.jsonl", branch="main",
                           commit="abc1234")
     )  # fmt: skip
-    decision, gotcha = events
+    decision, gotcha = [e for e in events if e.kind not in SAID]
     assert decision.provenance.to_dict() == {
         "session_id": "s-9",
         "transcript_path": "/t.jsonl",
@@ -549,7 +562,11 @@ def test_real_session_coverage_test_fix():
     """A real CC 2.1.14 run: add a function and its test, a Stop hook forces a commit, then a
     second commit finds nothing to commit. Expected list written after reading the file."""
     events = real_events(RELIABILITY / "coverage-test-fix.jsonl")
-    wanted = [(e.provenance.line, e.kind, e.content) for e in events if e.kind != "command"]
+    wanted = [
+        (e.provenance.line, e.kind, e.content)
+        for e in events
+        if e.kind != "command" and e.kind not in SAID
+    ]
     assert wanted == [
         (13, "file_modified", "Modified src/math_utils.py"),
         (14, "file_modified", "Modified tests/test_math_utils.py"),
@@ -560,9 +577,11 @@ def test_real_session_coverage_test_fix():
         (37, "error",
          "`git add .gitignore && git commit -m \"$(cat <<'EOF' …` failed: On branch master"),
     ]  # fmt: skip
-    assert [m.content for m in to_memories(events)] == [
-        "Committed 6322cf4 on master: Add multiply_numbers function with test"
-    ]
+    assert to_memories(events) == []  # the commit goes into the session's summary
+    (summary,) = [m for m in session_digest(events, "t") if "event:session_summary" in m.tags]
+    assert "Commits: 6322cf4 Add multiply_numbers function with test" in summary.content
+    assert summary.content.startswith("Session ")
+    assert "goal: Add a function called multiply_numbers" in summary.content
     # the Stop hook's feedback ("Cannot exit with unstaged changes ... always") is the host
     assert not [e for e in events if e.payload.get("layer") == "keyword"]
 
@@ -608,7 +627,9 @@ def test_real_session_python_to_rust_port():
     ]
     assert not by_kind("error")
     memories = to_memories(events)
-    assert sum(m.content.startswith("Done: ") for m in memories) == 9
+    assert not [m for m in memories if m.memory_type == "progress"]  # folded into the digest
+    plan = [m for m in session_digest(events, "t") if "event:plan" in m.tags]
+    assert len(plan) == 1 and plan[0].content.startswith("Plan (9/9 steps done)")
     assert not [m for m in memories if m.memory_type == "decision"]  # 0.55: below the bar
 
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from cortexmem.core.extraction.digest import DIGEST_KINDS, digest_tag, session_digest
 from cortexmem.core.extraction.events import ExtractionContext
 from cortexmem.core.extraction.extractor import Extractor
 from cortexmem.core.extraction.memories import to_memories
@@ -37,7 +38,7 @@ from cortexmem.model import Event, ExtractionCursor, Provenance
 from cortexmem.project.files import write_atomic
 from cortexmem.project.git import changed_files
 from cortexmem.services.context import Context
-from cortexmem.store.protocols import CaptureResult, EventStore
+from cortexmem.store.protocols import CaptureResult, EventStore, MemoryStore
 
 BATCH_LINES = 1_000
 HEAD_BYTES = 4_096
@@ -218,6 +219,8 @@ def capture_transcript(
                 break
     if report.finished:
         commit_batch(final=True)
+        if report.entries:
+            refresh_digest(store, key, session_id or extractor_session(extractor))
     report.partial_tail = stats.partial_tail
     report.skipped = {
         **{k: v for k, v in stats.skipped_types.items() if v},
@@ -225,6 +228,29 @@ def capture_transcript(
         **({"oversized": stats.oversized} if stats.oversized else {}),
     }
     return report
+
+
+# How many of a session's events its digest reads at most (newest kept).
+DIGEST_EVENTS = 20_000
+
+
+def extractor_session(extractor: Extractor) -> str | None:
+    return extractor.ctx.session_id or extractor.seen_session
+
+
+def refresh_digest(store: EventStore, transcript: str, session_id: str | None) -> None:
+    """Make the transcript's digest (summary, folded plan, open problems, how-tos) its active
+    digest memories, superseding the versions an earlier, shorter read left. A function of the
+    session's stored events, so reading at once or in pieces converges."""
+    if not session_id or not isinstance(store, MemoryStore):
+        return
+    events = [
+        e for e in store.recent_events(DIGEST_KINDS, DIGEST_EVENTS, session_id=session_id)
+        if e.provenance.transcript_path == transcript
+    ]  # fmt: skip
+    memories = session_digest(events, transcript)
+    if memories or events:
+        store.replace_tagged(digest_tag(transcript), memories, [], retire="superseded")
 
 
 def session_transcripts(

@@ -37,6 +37,11 @@ EVENT_KINDS: Final[dict[str, str]] = {
     "compact_summary": "the summary the host wrote when it compacted the context",
     "session_summary": "a session title record (older transcripts' summary lines)",
     "working_tree": "files changed but not committed when a session stopped",
+    "problem": "a failure described in words ('tests still fail', 'bug: ...')",
+    "open_problem": "a failure still unresolved at the end of what was read",
+    "howto": "how to build, test or run the project, stated in words",
+    "prompt": "what the person asked (a real prompt, not host text)",
+    "reply": "what the assistant answered in words (its text, not its tool calls)",
 }
 
 MAX_CONTENT: Final = 1_000

@@ -381,14 +381,21 @@ class SQLiteStore(Transactions):
         return self.write(op)
 
     def replace_tagged(
-        self, tag: str, memories: Sequence[Memory], edges: Sequence[tuple[int, int, str]]
+        self,
+        tag: str,
+        memories: Sequence[Memory],
+        edges: Sequence[tuple[int, int, str]],
+        retire: str = "archived",
     ) -> tuple[list[Memory], int, int]:
         """Make ``memories`` (linked by ``edges`` given as index pairs) the active memories
         tagged ``tag``, in one transaction: an existing one with the same content is kept,
-        active ones with that tag and other content are archived.
+        active ones with that tag and other content get status ``retire`` (archived, or
+        superseded when ``memories`` are their newer version).
 
         Returns ``(stored memories, how many were added, how many were archived)``.
         """
+        if retire not in ("archived", "superseded"):
+            raise ValueError(f"retire must be archived or superseded, not {retire!r}")
         (tag,) = normalise_tags((tag,))  # stored tags are normalised (lower-case)
         memories = [redact_memory(m) for m in memories]
 
@@ -410,10 +417,10 @@ class SQLiteStore(Transactions):
             keep = [m.id for m in stored]
             marks = ", ".join("?" * len(keep)) or "''"
             archived = conn.execute(
-                "UPDATE memories SET status = 'archived', updated_at = ? WHERE status = 'active'"
+                "UPDATE memories SET status = ?, updated_at = ? WHERE status = 'active'"
                 " AND EXISTS (SELECT 1 FROM json_each(memories.tags) WHERE value = ?)"
                 f" AND id NOT IN ({marks})",
-                (utc_now(), tag, *keep),
+                (retire, utc_now(), tag, *keep),
             ).rowcount
             for a, b, relation in edges:
                 conn.execute(
