@@ -6,7 +6,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cortexmem.core.extraction.digest import session_digest
 from cortexmem.core.extraction.commands import (
     commit_details,
     display_command,
@@ -16,6 +15,7 @@ from cortexmem.core.extraction.commands import (
     run_kind,
     runners,
 )
+from cortexmem.core.extraction.digest import session_digest
 from cortexmem.core.extraction.events import EVENT_KINDS, ExtractionContext
 from cortexmem.core.extraction.extractor import Extractor, extract
 from cortexmem.core.extraction.keywords import classify, find_markers
@@ -89,9 +89,7 @@ SAID = ("prompt", "reply")  # the words of each turn, kept for the session's dig
 
 def kinds(events, *wanted: str) -> list[tuple[str, str]]:
     return [
-        (e.kind, e.content)
-        for e in events
-        if (e.kind in wanted if wanted else e.kind not in SAID)
+        (e.kind, e.content) for e in events if (e.kind in wanted if wanted else e.kind not in SAID)
     ]
 
 

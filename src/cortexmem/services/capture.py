@@ -151,6 +151,7 @@ def capture_transcript(
     deadline: float | None = None,
     batch_lines: int = BATCH_LINES,
     memories_for: Callable[[list[Event]], list] = to_memories,
+    parent_branch: str | None = None,
 ) -> TranscriptReport:
     """Read ``path`` from its cursor to its last complete line; commit batch by batch."""
     path = path.resolve()
@@ -165,6 +166,7 @@ def capture_transcript(
             commit=commit,
             project=project,
             dialect=reader.dialect,
+            parent_branch=parent_branch,
         )
     )
     stats = ParseStats()
@@ -332,6 +334,9 @@ def capture_session(
         if deadline is not None and time.monotonic() >= deadline:
             report.transcripts.append(TranscriptReport(str(path), finished=False))
             continue
+        parent = None
+        if transcript is not None and path.resolve() != transcript.resolve():
+            parent = branch or branch_at(reader, transcript, reader.session_info(path))
         report.transcripts.append(
             capture_transcript(
                 store,
@@ -342,9 +347,29 @@ def capture_session(
                 commit=commit,
                 project=ctx.paths.name,
                 deadline=deadline,
+                parent_branch=parent,
             )
         )
     return report
+
+
+def branch_at(reader: TranscriptReader, transcript: Path, sub: SessionInfo) -> str | None:
+    """The branch the parent ``transcript`` was on when a subagent (``sub``) started: the
+    last branch its lines record up to the subagent's first time, else its first branch."""
+    if not transcript.is_file():
+        return None
+    found: str | None = None
+    for entry, _ in reader.iter_entries(transcript):
+        if entry is None or not entry.branch or entry.is_sidechain:
+            continue
+        if (
+            found is not None
+            and sub.first_timestamp
+            and (entry.timestamp or "") > sub.first_timestamp
+        ):
+            break
+        found = entry.branch
+    return found
 
 
 def record_working_tree(

@@ -23,7 +23,8 @@ _CHECKERS: Final = re.compile(
 _SEGMENTS: Final = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
 _WRAPPER: Final = re.compile(
     r"^(?:\w+=\S*\s+|(?:uv|poetry|pipenv|pdm|hatch|rye) run\s+|npx\s+|bunx\s+|"
-    r"pnpm exec\s+|time\s+|sudo\s+|env\s+|python3?(?:\.\d+)? -m\s+|\.venv/bin/|"
+    r"pnpm exec\s+|time\s+|sudo\s+|env\s+|python3?(?:\.\d+)?(?:\.exe)? -m\s+|"
+    r"\.?[\\/]?\.venv[\\/](?:bin|Scripts)[\\/]|"
     r"\(\s*)"
 )
 _GIT_COMMIT: Final = re.compile(r"\bgit\s+(?:-\S+\s+)*commit\b")
@@ -33,7 +34,9 @@ _COMMIT_LINE: Final = re.compile(
 )
 _MESSAGE_FLAG: Final = re.compile(r"""-m\s+(?:"((?:[^"\\]|\\.)+)"|'([^']+)')""")
 _HEREDOC: Final = re.compile(r"<<\s*'?(\w+)'?\s*\n(.*?)\n\s*\1\b", re.DOTALL)
-_CD_PREFIX: Final = re.compile(r"^\s*cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*&&\s*")
+_CD_PREFIX: Final = re.compile(
+    r"^\s*(?:cd|Set-Location|pushd)\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*(?:&&|;)\s*", re.IGNORECASE
+)
 _OUTPUT_TAIL: Final = re.compile(r"\s*(?:2>&1|\|\s*(?:tail|head)(?:\s+-n?\s*\d+|\s+-\d+)?)\s*$")
 _EXIT_CODE: Final = re.compile(r"^Exit code \d+\s*$")
 _ERRORISH: Final = re.compile(

@@ -52,7 +52,12 @@ def _ordered(events: Iterable[Event]) -> list[Event]:
 
 
 def _memory(
-    content: str, kind: str, memory_type: str, priority: int, last: Event, tag: str,
+    content: str,
+    kind: str,
+    memory_type: str,
+    priority: int,
+    last: Event,
+    tag: str,
     confidence: float = 0.9,
 ) -> Memory:
     prov = last.provenance
@@ -204,7 +209,7 @@ def session_summary(events: Sequence[Event], problems: list[tuple[Event, str]]) 
     ]  # fmt: skip
     if len(prompts) > 1:
         parts.append(f"Last request: {clip(prompts[-1].content, GOAL_CHARS)}")
-    if replies and replies[-1].provenance.line > first.provenance.line:
+    if replies and (replies[-1].provenance.line or 0) > (first.provenance.line or 0):
         parts.append(f"Outcome: {clip(replies[-1].content, OUTCOME_CHARS)}")
     files = list(
         dict.fromkeys(str(e.payload.get("path")) for e in events if e.kind == "file_modified")
@@ -251,5 +256,7 @@ def session_digest(events: Iterable[Event], transcript: str) -> list[Memory]:
         out.append(
             _memory(f"How to {STEP_LABELS[kind]}: `{command}`", "howto", "pattern", 6, event, tag)
         )
-    seen: set[str] = set()
-    return [m for m in out if not (m.content_hash in seen or seen.add(m.content_hash))]
+    unique: dict[str, Memory] = {}
+    for memory in out:
+        unique.setdefault(memory.content_hash, memory)
+    return list(unique.values())

@@ -62,6 +62,9 @@ class ExtractionContext:
     commit: str | None = None
     project: str | None = None
     dialect: Dialect = PLAIN
+    # A subagent's transcript: the branch of its parent session when it ran, which wins over
+    # what its own lines say (a subagent in a worktree records that worktree's branch).
+    parent_branch: str | None = None
 
 
 def clip(text: str, limit: int = MAX_CONTENT) -> str:
@@ -105,7 +108,7 @@ class EventFactory:
                 session_id=self.ctx.session_id or entry.session_id,
                 transcript_path=self.ctx.transcript_path or entry.transcript_path,
                 line=entry.line,
-                branch=entry.branch or self.ctx.branch,
+                branch=self.ctx.parent_branch or entry.branch or self.ctx.branch,
                 commit=self.ctx.commit,
             ),
             created_at=event_time(entry),

@@ -31,7 +31,9 @@ def _m(kind: str, pattern: str, confidence: float, *speakers: str) -> Marker:
 _CHOICE_VERB: Final = (
     r"(?:use|switch(?:ed)? to|chose|picked|went with|go with|keep|stick with|prefer|want)"
 )
-_FIRST_PERSON: Final = r"(?:I'll|we'll|I will|we will|let's|we should|I'm going to|we're going to|I|we)"
+_FIRST_PERSON: Final = (
+    r"(?:I'll|we'll|I will|we will|let's|we should|I'm going to|we're going to|I|we)"
+)
 
 MARKERS: Final[tuple[Marker, ...]] = (
     _m("fix", r"\bthe (?:real )?fix (?:was|is)\b", 0.8),
@@ -42,7 +44,11 @@ MARKERS: Final[tuple[Marker, ...]] = (
     _m("rejected", r"\bdecided against\b", 0.75),
     _m("rejected", r"\b(?:was|were|is|are) (?:rejected|ruled out) (?:because|since|as)\b", 0.7),
     _m("rejected", r"\b(?:we|I)(?:'ll| will)? (?:not|won't) (?:use|go with)\b", 0.6),
-    _m("rejected", r"\b(?:we|I|you) (?:shouldn't|should not|don't need to) (?:use|add|go with)\b", 0.6),
+    _m(
+        "rejected",
+        r"\b(?:we|I|you) (?:shouldn't|should not|don't need to) (?:use|add|go with)\b",
+        0.6,
+    ),
     _m("decision", r"\b(?:I|we)(?:'ve| have)? decided\b", 0.8),
     _m("decision", r"\bdecided to\b", 0.75),
     _m("decision", r"\b(?:the )?decision(?: was|:| is to)\b", 0.75),
@@ -56,15 +62,24 @@ MARKERS: Final[tuple[Marker, ...]] = (
     # a choice with the alternative it beat: "I'll use X rather than Y", "X over Y because"
     _m(
         "decision",
-        _FIRST_PERSON + r"\s+(?:\w+\s+)?" + _CHOICE_VERB + r"\b.{1,80}?\b(?:instead of|rather than)\b",
+        _FIRST_PERSON
+        + r"\s+(?:\w+\s+)?"
+        + _CHOICE_VERB
+        + r"\b.{1,80}?\b(?:instead of|rather than)\b",
         0.75,
     ),
     _m("decision", r"^instead of\b[^,]{2,80},\s*(?:I|we|I'll|we'll|let's|use)\b", 0.7),
     _m("decision", r"\b\S+ over \S+ (?:because|since|as)\b", 0.65),
-    _m("decision", r"\b(?:^|let's |we should |I'll |we'll |please )use \S+(?: \S+)?,? not \S+", 0.7),
+    _m(
+        "decision", r"\b(?:^|let's |we should |I'll |we'll |please )use \S+(?: \S+)?,? not \S+", 0.7
+    ),
     _m("decision", r"\b(?:let's|we should|we'll) (?:use|switch to|stick with|keep using)\b", 0.65),
     _m("decision", r"\b(?:went with|went for|settled on|opted for|chose|choosing)\b", 0.65),
-    _m("decision", r"\b(?:I|we)(?:'ve| have)? (?:switched|migrated) (?:\w+ )?(?:from \S+ )?to\b", 0.65),
+    _m(
+        "decision",
+        r"\b(?:I|we)(?:'ve| have)? (?:switched|migrated) (?:\w+ )?(?:from \S+ )?to\b",
+        0.65,
+    ),
     _m("decision", r"\b(?:instead of|rather than)\b", 0.55),
     _m("preference", r"^the user (?:wants|prefers|doesn't want|does not want)\b", 0.7, "assistant"),
     _m("gotcha", r"\b(?:gotcha|watch out|be careful|pitfall|footgun)\b", 0.7),
@@ -83,7 +98,11 @@ MARKERS: Final[tuple[Marker, ...]] = (
     # a failure described in words: kept as a problem until something later resolves it
     _m("problem", r"^bug:", 0.7),
     _m("problem", r"\b(?:is|are) (?:still )?(?:failing|broken|not working)\b", 0.65),
-    _m("problem", r"\b(?:still|keeps?|keep) (?:fail(?:s|ing)?|crash(?:es|ing)?|break(?:s|ing)?)\b", 0.65),
+    _m(
+        "problem",
+        r"\b(?:still|keeps?|keep) (?:fail(?:s|ing)?|crash(?:es|ing)?|break(?:s|ing)?)\b",
+        0.65,
+    ),
     _m("problem", r"\btests? (?:still )?fail(?:s|ed)?\b", 0.6),
     _m("problem", r"\b(?:doesn't|does not|isn't|is not) work(?:ing)?\b", 0.6),
     _m("problem", r"\bthere(?:'s| is) (?:a|still a) bug\b", 0.6),

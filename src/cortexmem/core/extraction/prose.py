@@ -50,10 +50,14 @@ def is_host_text(text: str, dialect: Dialect) -> bool:
 _LOG_LINE: Final = re.compile(
     r"^\s*(?:\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|\d\d:\d\d:\d\d|\[?(?:DEBUG|INFO|WARN(?:ING)?|"
     r"ERROR|FATAL|TRACE|CRITICAL)\]?[\s:]|at \S+\(|File \"[^\"]+\", line \d+|Traceback \(|"
-    r"\S+\.\w{1,5}:\d+(?::\d+)?[:\s]|\w*(?:Error|Exception):|npm (?:ERR|WARN)|warning:|error(?:\[\w+\])?:|"
+    r"\S+\.\w{1,5}:\d+(?::\d+)?[:\s]|\w*(?:Error|Exception):|npm (?:ERR|WARN)|warning:|"
+    r"error(?:\[\w+\])?:|"
     r"[-=+*#~_]{6,}|\$ |> |PS [A-Z]:\\|[A-Z]:\\|/(?:usr|home|Users|var|opt|tmp)/)",
 )
-_CODE_LINE: Final = re.compile(r"[{};]\s*$|^\s*(?:def |class |import |from \S+ import|function |const |let |var |return\b|#include|public |private |func |fn |package )")
+_CODE_LINE: Final = re.compile(
+    r"[{};]\s*$|^\s*(?:def |class |import |from \S+ import|function |const |let |var |"
+    r"return\b|#include|public |private |func |fn |package )"
+)
 MAX_OWN_PARAGRAPH: Final = 600
 PASTE_LINES: Final = 12
 PASTE_CHARS: Final = 1_500
@@ -65,7 +69,7 @@ def _pasted_paragraph(lines: list[str]) -> bool:
     if not lines:
         return False
     machine = sum(1 for ln in lines if _LOG_LINE.match(ln) or _CODE_LINE.search(ln))
-    if machine * 3 >= len(lines) and (machine >= 2 or len(lines) <= 2 and machine):
+    if machine * 3 >= len(lines) and (machine >= 2 or (len(lines) <= 2 and machine)):
         return True
     if len(lines) >= PASTE_LINES:
         return True

@@ -132,6 +132,7 @@ TOOL_KINDS: Final[dict[str, ToolKind]] = {
     "NotebookEdit": "edit",
     "Write": "write",
     "Bash": "shell",
+    "PowerShell": "shell",
     "ExitPlanMode": "plan",
     "TodoWrite": "todo",
     "TaskCreate": "task_create",
