@@ -116,7 +116,7 @@ MARKERS: Final[tuple[Marker, ...]] = (
 )
 # what a choice turned down: "rather than Y", "instead of Y", "not Y"
 _ALTERNATIVE: Final = re.compile(
-    r"\b(?:instead of|rather than|over|not)\s+(`[^`]+`|[\w./@-]+(?: [\w./@-]+)?)", re.IGNORECASE
+    r"\b(?:instead of|rather than|over|not)\s+(`[^`]+`|[\w./@-]+)", re.IGNORECASE
 )
 
 _NOT_A_STATEMENT: Final = re.compile(
