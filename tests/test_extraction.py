@@ -744,7 +744,7 @@ def test_the_plan_folds_into_one_memory_with_final_states_and_dropped_steps_gone
     todo = lambda *s: {"todos": [{"content": c, "status": st_} for c, st_ in s]}  # noqa: E731
     session = (
         Session()
-        .tool("TodoWrite", todo(("Add table", "pending"), ("Add route", "pending"), ("D", "pending")))
+        .tool("TodoWrite", todo(("Add table", "pending"), ("Add route", "pending"), ("D", "")))
         .tool("TodoWrite", todo(("Add table", "completed"), ("Add route", "in_progress")))
         .tool("TodoWrite", todo(("Add table", "completed"), ("Add route", "completed")))
     )  # fmt: skip

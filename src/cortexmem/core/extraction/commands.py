@@ -173,8 +173,9 @@ def step_kind(command: str) -> str | None:
     """``"test"``, ``"check"`` or ``"build"`` when a command is one of a project's own steps
     (run tests, lint or type-check, build / run / install / format), else ``None``."""
     kind = run_kind(command)
-    if kind:
+    if kind == "test":
         return kind
+    found = {kind} if kind else set()
     for segment in _SEGMENTS.split(normalise_command(command)):
         while True:
             shorter = _WRAPPER.sub("", segment, count=1)
@@ -185,11 +186,12 @@ def step_kind(command: str) -> str | None:
             words = segment.split()
             task = words[-1] if len(words) > 1 else segment
             if "test" in task:
-                return "test"
-            if re.search(r"lint|check|fmt|format|vet|clippy|dup", task):
-                return "check"
-            return "build"
-    return None
+                found.add("test")
+            elif re.search(r"lint|check|fmt|format|vet|clippy|dup", task):
+                found.add("check")
+            else:
+                found.add("build")
+    return next((k for k in ("test", "check", "build") if k in found), None)
 
 
 def is_general_step(command: str) -> bool:

@@ -209,8 +209,11 @@ def session_summary(events: Sequence[Event], problems: list[tuple[Event, str]]) 
     ]  # fmt: skip
     if len(prompts) > 1:
         parts.append(f"Last request: {clip(prompts[-1].content, GOAL_CHARS)}")
-    if replies and (replies[-1].provenance.line or 0) > (first.provenance.line or 0):
-        parts.append(f"Outcome: {clip(replies[-1].content, OUTCOME_CHARS)}")
+    after = [e for e in replies if (e.provenance.line or 0) > (first.provenance.line or 0)]
+    if after:
+        # the turn's closing message says what was done; narration ("Let me run ...") does not
+        closing = next((e for e in reversed(after[-3:]) if len(e.content) >= 120), after[-1])
+        parts.append(f"Outcome: {clip(closing.content, OUTCOME_CHARS)}")
     files = list(
         dict.fromkeys(str(e.payload.get("path")) for e in events if e.kind == "file_modified")
     )
