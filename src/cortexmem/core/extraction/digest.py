@@ -241,7 +241,7 @@ def session_digest(events: Iterable[Event], transcript: str) -> list[Memory]:
     problems = open_problems(ordered)
     summary = session_summary(ordered, problems)
     if summary:
-        out.append(_memory(summary, "session_summary", "context", 6, ordered[-1], tag))
+        out.append(_memory(summary, "session_summary", "context", 4, ordered[-1], tag))
     steps, last = folded_plan(ordered)
     if steps and last is not None:
         out.append(_memory(plan_text(steps), "plan", "progress", 6, last, tag))
