@@ -80,7 +80,10 @@ def _memory(
 def _run_key(event: Event) -> tuple[str, ...]:
     command = str(event.payload.get("command") or event.payload.get("target") or "")
     found = commands.runners(command)
-    return tuple(found) if found else (commands.normalise_command(command),)
+    if found:
+        return tuple(found)
+    # "mise run fmt && mise run lint" is answered by a later "mise run lint" that passes
+    return tuple(commands.normalise_command(part) for part in command.split("&&"))
 
 
 def open_problems(events: Sequence[Event]) -> list[tuple[Event, str]]:
@@ -93,8 +96,8 @@ def open_problems(events: Sequence[Event]) -> list[tuple[Event, str]]:
     }
     for event in events:
         kind = event.kind
-        if kind == "test_run" or (kind == "command" and commands.step_kind(str(
-            event.payload.get("command") or "")) == "build"):  # fmt: skip
+        step = commands.step_kind(str(event.payload.get("command") or ""))
+        if kind == "test_run" or (kind == "command" and step is not None):
             key = _run_key(event)
             if event.payload.get("ok"):
                 for other in [k for k in open_ if set(k) & set(key)]:
