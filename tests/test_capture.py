@@ -46,8 +46,10 @@ def write(path: Path, lines: list[str], tail: str = "") -> None:
 
 
 def state(store) -> tuple[list[str], list[str]]:
-    events = sorted(e.content for e in store.iter_events())
-    memories = sorted(m.content for m in store.iter_memories())
+    events = sorted(e.content for e in store.iter_events() if e.kind not in ("prompt", "reply"))
+    memories = sorted(
+        m.content for m in store.iter_memories() if "layer:digest" not in m.tags
+    )  # the session's digest (its summary) is checked on its own
     return events, memories
 
 
@@ -254,3 +256,43 @@ def test_knowledge_said_again_after_fading_comes_back_instead_of_twice(
     assert (result.memories_added, len(list(store.iter_memories()))) == (0, 1)
     (back,) = store.iter_memories()
     assert back.status == "active" and back.confidence >= memory.confidence
+
+
+def test_the_digest_converges_whether_read_at_once_or_in_pieces(ctx: Context, tmp_path: Path):
+    """The session summary is rebuilt as the session grows (the older version deleted: it is
+    derived from the events); reading in pieces leaves the same memories as reading at once."""
+    lines = [line(0, "Please add retries to the sender", role="user")]
+    lines += [line(i, f"We decided to use backend number {i} because it scales.") for i in (1, 2)]
+    t = tmp_path / "sess.jsonl"
+    write(t, lines[:2])
+    store = ctx.writable("project")
+    capture.capture_transcript(store, t, reader=READER, session_id="sess-1")
+    write(t, lines)
+    capture.capture_transcript(store, t, reader=READER, session_id="sess-1")
+    active = sorted(m.content for m in store.iter_memories() if m.status == "active")
+    versions = [m for m in store.iter_memories() if "event:session_summary" in m.tags]
+    assert len(versions) == 1 and versions[0].status == "active"
+    summaries = [c for c in active if c.startswith("Session ")]
+    assert len(summaries) == 1 and "backend number 2" in summaries[0]
+
+    other = Context.for_cwd(tmp_path / "once")
+    (tmp_path / "once").mkdir()
+    with other:
+        once = other.writable("project")
+        capture.capture_transcript(once, t, reader=READER, session_id="sess-1")
+        assert sorted(m.content for m in once.iter_memories() if m.status == "active") == active
+
+
+def test_subagent_events_take_the_parent_sessions_branch(ctx: Context, tmp_path: Path):
+    folder = tmp_path / "proj"
+    sub = folder / "sess-1" / "subagents"
+    sub.mkdir(parents=True)
+    write(folder / "sess-1.jsonl", [line(0, "We decided to keep the parent on main.")])
+    agent = json.loads(line(5, "We decided to use a worktree branch name."))
+    agent.update(gitBranch="worktree-agent-x", isSidechain=True)
+    write(sub / "agent-x.jsonl", [json.dumps(agent)])
+    capture.capture_session(
+        ctx, folder / "sess-1.jsonl", reader=READER, session_id="sess-1", live=False
+    )
+    branches = {e.provenance.branch for e in ctx.require("project").iter_events()}
+    assert branches == {"main"}

@@ -41,7 +41,11 @@ def find(memories, start: str):
         ("Idempotency keys live 24 hours", "decision", "self_report", "main"),
         ("The fix was to compare the request hash", "gotcha", "extraction", "main"),
         ("`uv run pytest tests/test_idempotency.py -q` failed", "gotcha", "extraction", "main"),
-        ("Committed 3f2c1a9 on main", "progress", "extraction", "main"),
+        ("Session 2026-03-02: goal: Add idempotency keys", "context", "extraction",
+         "main"),
+        ("Plan (4/4 steps done): [completed] Create idempotency_keys model", "progress",
+         "extraction", "main"),
+        ("How to run the tests: `uv run pytest -q`", "pattern", "extraction", "main"),
         ("Gotcha: sender.py swallows ConnectionError", "gotcha", "extraction",
          "feature/retry-webhooks"),
         ("Watch out: the webhook signature must be computed over the raw request body", "gotcha",
@@ -72,5 +76,8 @@ def test_what_stays_an_event(memories):
     contents = " ".join(m.content for m in memories)
     assert "python -m pytest -q" not in contents  # refused by the person, not a failure
     assert "fresh test merchants" not in contents  # a 0.55 marker: below the bar
-    assert sum(m.content.startswith("Done: ") for m in memories) == 8
-    assert len(memories) == 27
+    assert not [m for m in memories if m.content.startswith(("Done: ", "Committed "))]  # folded
+    summaries = [m for m in memories if "event:session_summary" in m.tags]
+    assert len(summaries) == 3  # one per session
+    assert "3f2c1a9" in summaries[0].content  # its commits
+    assert len(memories) == 22

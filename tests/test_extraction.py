@@ -15,6 +15,7 @@ from cortexmem.core.extraction.commands import (
     run_kind,
     runners,
 )
+from cortexmem.core.extraction.digest import session_digest
 from cortexmem.core.extraction.events import EVENT_KINDS, ExtractionContext
 from cortexmem.core.extraction.extractor import Extractor, extract
 from cortexmem.core.extraction.keywords import classify, find_markers
@@ -83,8 +84,13 @@ class Session:
         return extract(self.entries, ctx or ExtractionContext(session_id="s-1", dialect=DIALECT))
 
 
+SAID = ("prompt", "reply")  # the words of each turn, kept for the session's digest
+
+
 def kinds(events, *wanted: str) -> list[tuple[str, str]]:
-    return [(e.kind, e.content) for e in events if not wanted or e.kind in wanted]
+    return [
+        (e.kind, e.content) for e in events if (e.kind in wanted if wanted else e.kind not in SAID)
+    ]
 
 
 # ----------------------------------------------------------------- layer 1: structural
@@ -181,7 +187,12 @@ def test_todo_lists_become_a_plan_and_steps_whose_status_changes_are_recorded_on
         ("plan_step", "[completed] Add table"),
         ("plan_step", "[in_progress] Add route"),
     ]
-    assert [m.content for m in to_memories(events)] == ["Done: Add table"]
+    # progress is folded: no memory per step, one plan memory with the final statuses
+    assert to_memories(events) == []
+    digest = session_digest(events, "t.jsonl")
+    assert [m.content for m in digest if "event:plan" in m.tags] == [
+        "Plan (1/2 steps done): [completed] Add table; [in_progress] Add route"
+    ]
 
 
 def test_task_tools_of_newer_versions_are_plan_steps_too():
@@ -386,7 +397,7 @@ def test_memories_carry_type_confidence_and_provenance():
         ExtractionContext(session_id="s-9", transcript_path="/t.jsonl", branch="main",
                           commit="abc1234")
     )  # fmt: skip
-    decision, gotcha = events
+    decision, gotcha = [e for e in events if e.kind not in SAID]
     assert decision.provenance.to_dict() == {
         "session_id": "s-9",
         "transcript_path": "/t.jsonl",
@@ -549,7 +560,11 @@ def test_real_session_coverage_test_fix():
     """A real CC 2.1.14 run: add a function and its test, a Stop hook forces a commit, then a
     second commit finds nothing to commit. Expected list written after reading the file."""
     events = real_events(RELIABILITY / "coverage-test-fix.jsonl")
-    wanted = [(e.provenance.line, e.kind, e.content) for e in events if e.kind != "command"]
+    wanted = [
+        (e.provenance.line, e.kind, e.content)
+        for e in events
+        if e.kind != "command" and e.kind not in SAID
+    ]
     assert wanted == [
         (13, "file_modified", "Modified src/math_utils.py"),
         (14, "file_modified", "Modified tests/test_math_utils.py"),
@@ -560,9 +575,11 @@ def test_real_session_coverage_test_fix():
         (37, "error",
          "`git add .gitignore && git commit -m \"$(cat <<'EOF' …` failed: On branch master"),
     ]  # fmt: skip
-    assert [m.content for m in to_memories(events)] == [
-        "Committed 6322cf4 on master: Add multiply_numbers function with test"
-    ]
+    assert to_memories(events) == []  # the commit goes into the session's summary
+    (summary,) = [m for m in session_digest(events, "t") if "event:session_summary" in m.tags]
+    assert "Commits: 6322cf4 Add multiply_numbers function with test" in summary.content
+    assert summary.content.startswith("Session ")
+    assert "goal: Add a function called multiply_numbers" in summary.content
     # the Stop hook's feedback ("Cannot exit with unstaged changes ... always") is the host
     assert not [e for e in events if e.payload.get("layer") == "keyword"]
 
@@ -608,7 +625,9 @@ def test_real_session_python_to_rust_port():
     ]
     assert not by_kind("error")
     memories = to_memories(events)
-    assert sum(m.content.startswith("Done: ") for m in memories) == 9
+    assert not [m for m in memories if m.memory_type == "progress"]  # folded into the digest
+    plan = [m for m in session_digest(events, "t") if "event:plan" in m.tags]
+    assert len(plan) == 1 and plan[0].content.startswith("Plan (9/9 steps done)")
     assert not [m for m in memories if m.memory_type == "decision"]  # 0.55: below the bar
 
 
@@ -626,3 +645,150 @@ def test_real_session_with_a_compaction():
         if e.kind == "error_resolved" and e.payload["tool"] == "Bash"
     ]
     assert resolved == [(269, "uv run ruff check --fix ."), (701, "uv run ruff check .")]
+
+
+# ----------------------------------------------------------------- issue 13: knowledge, not a log
+
+
+def digest_of(session: Session) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for memory in session_digest(session.events(), "t.jsonl"):
+        kind = next(t for t in memory.tags if t.startswith("event:"))[len("event:") :]
+        found.setdefault(kind, []).append(memory.content)
+    return found
+
+
+@pytest.mark.parametrize(
+    ("text", "speaker"),
+    [
+        ("Let's go with SQLite for the cache.", "user"),
+        ("I'll use httpx rather than requests, since we need async.", "assistant"),
+        ("We should use pnpm for this repo.", "user"),
+        ("Instead of polling, we'll subscribe to the webhook.", "assistant"),
+        ("I chose a bounded queue over an unbounded one because memory matters.", "assistant"),
+        ("We opted for JSON lines.", "assistant"),
+        ("Use ruff, not flake8.", "user"),
+        ("The user wants every push built by CI, not only main.", "assistant"),
+    ],
+)
+def test_choices_said_in_prose_are_decisions_above_the_bar(text, speaker):
+    hit = classify(text, speaker)
+    assert hit is not None and hit[0] in ("decision", "preference") and hit[1] >= 0.6
+
+
+def test_a_decision_keeps_the_alternative_it_rejected():
+    (event,) = kinds_events(Session().say("I'll use httpx rather than requests for async."))
+    assert event.kind == "decision" and event.payload["rejected"] == "requests"
+
+
+def kinds_events(session: Session):
+    return [e for e in session.events() if e.kind not in SAID]
+
+
+def test_pasted_logs_docs_and_code_are_not_mined():
+    paste = "\n".join(
+        ["Here is the README of the other project:", ""]
+        + ["# Contributing", "We decided to use tabs.", "Always squash commits."]
+        + [f"- rule {i}: never use globals" for i in range(14)]
+        + ["", "2026-01-01 10:00:00 ERROR we decided to retry forever", "  at main(app.js:3)", ""]
+        + ["What do you think about it?"]
+    )
+    events = Session().say(paste, role="user").events()
+    assert not [e for e in events if e.kind in ("decision", "preference", "gotcha")]
+    # a short message of the person's own is still read
+    own = Session().say("Always use pnpm in this repo.", role="user").events()
+    assert [e.kind for e in own if e.kind not in SAID] == ["preference"]
+
+
+def test_failures_described_in_words_are_problems():
+    for text in (
+        "The build is failing because the lockfile is stale.",
+        "Tests still fail on Windows.",
+        "Bug: the export drops the last line.",
+        "This doesn't work when the file is empty.",
+    ):
+        assert classify(text, "assistant") == ("problem", classify(text, "assistant")[1]), text
+
+
+def test_an_unresolved_failure_is_an_open_problem_until_a_later_run_passes():
+    failing = (
+        Session()
+        .say("Fix the parser", role="user")
+        .bash("uv run pytest -q", "1 failed, 3 passed in 0.2s", error=True)
+    )
+    assert [c for c in digest_of(failing)["open_problem"] if "1 failed" in c]
+    failing.tool("Edit", {"file_path": "/home/dev/app/parser.py"}).bash(
+        "uv run pytest -q", "4 passed in 0.2s"
+    )
+    assert "open_problem" not in digest_of(failing)
+    prose = Session().say("Fix it", role="user").say("The tests still fail on empty input.")
+    assert digest_of(prose)["open_problem"]
+
+
+def test_resolved_only_claims_files_that_changed_successfully_between_the_runs():
+    events = (
+        Session()
+        .bash("pytest", "1 failed", error=True)
+        .tool("Edit", {"file_path": "/home/dev/app/a.py"}, "refused", error=True)
+        .tool("Write", {"file_path": "/home/dev/app/b.py"}, "EACCES", error=True)
+        .bash("pytest", "3 passed")
+        .events()
+    )
+    (resolved,) = [e for e in events if e.kind == "error_resolved"]
+    assert "a.py" not in resolved.content and "b.py" not in resolved.content
+    assert not [e for e in events if e.kind == "file_modified"]  # nothing claims those writes
+    assert not [m for m in to_memories(events) if "event:error_resolved" in m.tags]
+
+
+def test_the_plan_folds_into_one_memory_with_final_states_and_dropped_steps_gone():
+    todo = lambda *s: {"todos": [{"content": c, "status": st_} for c, st_ in s]}  # noqa: E731
+    session = (
+        Session()
+        .tool("TodoWrite", todo(("Add table", "pending"), ("Add route", "pending"), ("D", "")))
+        .tool("TodoWrite", todo(("Add table", "completed"), ("Add route", "in_progress")))
+        .tool("TodoWrite", todo(("Add table", "completed"), ("Add route", "completed")))
+    )  # fmt: skip
+    assert digest_of(session)["plan"] == [
+        "Plan (2/2 steps done): [completed] Add table; [completed] Add route"
+    ]
+    assert not [m for m in to_memories(session.events()) if m.memory_type == "progress"]
+
+
+def test_one_session_summary_with_goal_outcome_files_and_commits():
+    session = (
+        Session()
+        .say("Add retries to the webhook sender", role="user")
+        .tool("Write", {"file_path": "/home/dev/app/retry.py"}, "ok")
+        .bash('git commit -m "Add retries"', "[main 3f2c1a9] Add retries\n 1 file changed")
+        .say("Done: retries with backoff are in retry.py; the sender still needs a timeout.")
+    )
+    (summary,) = digest_of(session)["session_summary"]
+    assert "goal: Add retries to the webhook sender" in summary
+    assert "Outcome: Done: retries with backoff" in summary
+    assert "Files changed: retry.py" in summary and "3f2c1a9 Add retries" in summary
+
+
+def test_howto_comes_from_the_steps_the_session_ran_successfully_deduplicated():
+    session = (
+        Session()
+        .bash("uv run pytest -q", "3 passed")
+        .bash("cd /home/dev/app && uv run pytest -q 2>&1 | tail -5", "3 passed")
+        .bash("uv run pytest tests/test_a.py::test_x", "1 passed")
+        .bash("act --container-architecture linux/amd64 -j test", "Job succeeded")
+        .bash("pnpm build", "boom", error=True)
+    )
+    howto = digest_of(session)["howto"]
+    assert "How to run the tests: `uv run pytest -q`" in howto
+    assert any("act --container-architecture linux/amd64 -j test" in h for h in howto)
+    assert not [h for h in howto if "test_a.py" in h or "pnpm build" in h]
+
+
+def test_windows_paths_are_relative_to_the_project_and_powershell_is_a_shell():
+    session = Session()
+    session.tool("Edit", {"file_path": "C:\\Users\\me\\proj\\src\\a.py"}, "ok")
+    session.tool("PowerShell", {"command": "cd C:\\Users\\me\\proj; uv run pytest -q"}, "2 passed")
+    for entry in session.entries:
+        entry.cwd = "c:\\users\\me\\proj"
+    events = session.events()
+    assert ("file_modified", "Modified src/a.py") in kinds(events)
+    assert [e.payload["ok"] for e in events if e.kind == "test_run"] == [True]

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from cortexmem.core.extraction.digest import DIGEST_KINDS, digest_tag, session_digest
 from cortexmem.core.extraction.events import ExtractionContext
 from cortexmem.core.extraction.extractor import Extractor
 from cortexmem.core.extraction.memories import to_memories
@@ -39,7 +40,7 @@ from cortexmem.project.files import write_atomic
 from cortexmem.project.git import changed_files
 from cortexmem.project.log import log_line
 from cortexmem.services.context import Context
-from cortexmem.store.protocols import CaptureResult, EventStore
+from cortexmem.store.protocols import CaptureResult, EventStore, MemoryStore
 
 BATCH_LINES = 1_000
 HEAD_BYTES = 4_096
@@ -199,6 +200,7 @@ def capture_transcript(
     batch_lines: int = BATCH_LINES,
     memories_for: Callable[[list[Event]], list] = to_memories,
     on_bad: Quarantine | None = None,
+    parent_branch: str | None = None,
 ) -> TranscriptReport:
     """Read ``path`` from its cursor to its last complete line; commit batch by batch.
 
@@ -222,27 +224,34 @@ def capture_transcript(
             commit=commit,
             project=project,
             dialect=reader.dialect,
+            parent_branch=parent_branch,
         )
     )
     if saved is not None and offset > 0 and saved.state:
         extractor.restore(saved.state)
+    # A pass that read entries owes the session a new digest; the debt is saved with the
+    # cursor, so a pass killed between its last commit and the digest pays it next time.
+    digest_due = saved is not None and offset > 0 and _digest_due(saved.state)
     stats = ParseStats()
     events: list[Event] = []
     pending_lines = 0
     end, end_line = offset, line
 
-    def commit_batch(final: bool) -> None:
-        nonlocal events, pending_lines
-        if final:
-            events.extend(extractor.finish())
-        cursor = ExtractionCursor(
+    def cursor_at(due: bool) -> ExtractionCursor:
+        return ExtractionCursor(
             transcript_path=key,
             offset=end,
             line=end_line,
             head_hash=head_hash(path, end),
             session_id=session_id,
-            state=extractor.snapshot(),
+            state=_with_digest_due(extractor.snapshot(), due),
         )
+
+    def commit_batch(final: bool) -> None:
+        nonlocal events, pending_lines
+        if final:
+            events.extend(extractor.finish())
+        cursor = cursor_at(digest_due or report.entries > 0)
         try:
             report.add(store.record_capture(events, memories_for, cursor))
         except Exception as exc:
@@ -278,6 +287,9 @@ def capture_transcript(
                 break
     if report.finished:
         commit_batch(final=True)
+        if report.entries or digest_due:
+            refresh_digest(store, key, session_id or extractor_session(extractor))
+            store.set_cursor(cursor_at(False))
     report.partial_tail = stats.partial_tail
     report.skipped = {
         **{k: v for k, v in stats.skipped_types.items() if v},
@@ -285,6 +297,51 @@ def capture_transcript(
         **({"oversized": stats.oversized} if stats.oversized else {}),
     }
     return report
+
+
+def _digest_due(state: str) -> bool:
+    try:
+        return bool(json.loads(state).get("digest_due"))
+    except (ValueError, AttributeError):
+        return False
+
+
+def _with_digest_due(state: str, due: bool) -> str:
+    """The extractor's saved state with the digest debt beside it (the extractor ignores the
+    extra key)."""
+    try:
+        data = json.loads(state)
+    except ValueError:
+        return state
+    if not isinstance(data, dict):
+        return state
+    data["digest_due"] = due
+    return json.dumps(data)
+
+
+# How many of a session's events its digest reads at most (newest kept).
+DIGEST_EVENTS = 20_000
+
+
+def extractor_session(extractor: Extractor) -> str | None:
+    return extractor.ctx.session_id or extractor.seen_session
+
+
+def refresh_digest(store: EventStore, transcript: str, session_id: str | None) -> None:
+    """Make the transcript's digest (summary, folded plan, open problems, how-tos) its active
+    digest memories, superseding the versions an earlier, shorter read left. A function of the
+    session's stored events, so reading at once or in pieces converges."""
+    if not session_id or not isinstance(store, MemoryStore):
+        return
+    events = [
+        e for e in store.recent_events(DIGEST_KINDS, DIGEST_EVENTS, session_id=session_id)
+        if e.provenance.transcript_path == transcript
+    ]  # fmt: skip
+    memories = session_digest(events, transcript)
+    if memories or events:
+        # A digest is derived from the session's events and rebuilt at every pass: its older
+        # versions are deleted, not kept as history (one summary per Stop would pile up).
+        store.replace_tagged(digest_tag(transcript), memories, [], retire="deleted")
 
 
 def session_transcripts(
@@ -387,6 +444,9 @@ def capture_session(
         if deadline is not None and time.monotonic() >= deadline:
             report.transcripts.append(TranscriptReport(str(path), finished=False))
             continue
+        parent = None
+        if transcript is not None and path.resolve() != transcript.resolve():
+            parent = branch or branch_at(reader, transcript, reader.session_info(path))
         report.transcripts.append(
             capture_transcript(
                 store,
@@ -398,9 +458,29 @@ def capture_session(
                 project=ctx.paths.name,
                 deadline=deadline,
                 on_bad=on_bad,
+                parent_branch=parent,
             )
         )
     return report
+
+
+def branch_at(reader: TranscriptReader, transcript: Path, sub: SessionInfo) -> str | None:
+    """The branch the parent ``transcript`` was on when a subagent (``sub``) started: the
+    last branch its lines record up to the subagent's first time, else its first branch."""
+    if not transcript.is_file():
+        return None
+    found: str | None = None
+    for entry, _ in reader.iter_entries(transcript):
+        if entry is None or not entry.branch or entry.is_sidechain:
+            continue
+        if (
+            found is not None
+            and sub.first_timestamp
+            and (entry.timestamp or "") > sub.first_timestamp
+        ):
+            break
+        found = entry.branch
+    return found
 
 
 def record_working_tree(

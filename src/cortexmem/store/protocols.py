@@ -174,10 +174,16 @@ class MemoryStore(Protocol):
         ...
 
     def replace_tagged(
-        self, tag: str, memories: Sequence[Memory], edges: Sequence[tuple[int, int, str]]
+        self,
+        tag: str,
+        memories: Sequence[Memory],
+        edges: Sequence[tuple[int, int, str]],
+        retire: str = "archived",
     ) -> tuple[list[Memory], int, int]:
-        """Make ``memories`` the active memories tagged ``tag`` in one transaction;
-        ``(stored memories, added, archived)``."""
+        """Make ``memories`` the active memories tagged ``tag`` in one transaction; the others
+        get status ``retire`` (``archived``, or ``superseded`` for a newer version) or are
+        deleted (``deleted``: derived memories their source rebuilds);
+        ``(stored memories, added, retired)``."""
         ...
 
     def get_memory(self, memory_id: str) -> Memory | None: ...

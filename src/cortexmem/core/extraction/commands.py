@@ -23,7 +23,8 @@ _CHECKERS: Final = re.compile(
 _SEGMENTS: Final = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
 _WRAPPER: Final = re.compile(
     r"^(?:\w+=\S*\s+|(?:uv|poetry|pipenv|pdm|hatch|rye) run\s+|npx\s+|bunx\s+|"
-    r"pnpm exec\s+|time\s+|sudo\s+|env\s+|python3?(?:\.\d+)? -m\s+|\.venv/bin/|"
+    r"pnpm exec\s+|time\s+|sudo\s+|env\s+|python3?(?:\.\d+)?(?:\.exe)? -m\s+|"
+    r"\.?[\\/]?\.venv[\\/](?:bin|Scripts)[\\/]|"
     r"\(\s*)"
 )
 _GIT_COMMIT: Final = re.compile(r"\bgit\s+(?:-\S+\s+)*commit\b")
@@ -33,7 +34,9 @@ _COMMIT_LINE: Final = re.compile(
 )
 _MESSAGE_FLAG: Final = re.compile(r"""-m\s+(?:"((?:[^"\\]|\\.)+)"|'([^']+)')""")
 _HEREDOC: Final = re.compile(r"<<\s*'?(\w+)'?\s*\n(.*?)\n\s*\1\b", re.DOTALL)
-_CD_PREFIX: Final = re.compile(r"^\s*cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*&&\s*")
+_CD_PREFIX: Final = re.compile(
+    r"^\s*(?:cd|Set-Location|pushd)\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*(?:&&|;)\s*", re.IGNORECASE
+)
 _OUTPUT_TAIL: Final = re.compile(r"\s*(?:2>&1|\|\s*(?:tail|head)(?:\s+-n?\s*\d+|\s+-\d+)?)\s*$")
 _EXIT_CODE: Final = re.compile(r"^Exit code \d+\s*$")
 _ERRORISH: Final = re.compile(
@@ -150,3 +153,48 @@ def run_failed(is_error: bool, output: str) -> bool:
         return True
     summary = outcome_summary(output)
     return bool(summary and _FAILED_SUMMARY.search(summary))
+
+
+# Commands that build, run, serve, install or check a project as a whole: a session's own steps.
+_BUILD_RUN: Final = re.compile(
+    r"(?:make(?: [\w:-]+)?|(?:npm|pnpm|yarn|bun)(?: run)? [\w:-]+|mise(?: run)? [\w:-]+|"
+    r"just [\w:-]+|task [\w:-]+|cargo (?:build|run|fmt)|go (?:build|run|generate)|"
+    r"act\b.*|docker(?: compose| build| run)\b.*|gradlew? \w+|mvn \w+|dotnet (?:build|run)|"
+    r"uv (?:sync|build)|pip install -e\b.*|ruff format|prettier|black|gofmt|goimports)(?=\s|$)"
+)
+# Arguments that make a run specific to one file or test (not the project's own step).
+_SPECIFIC: Final = re.compile(
+    r"\s--?(?:help|version|list|markers|collect-only|co|l|h|V)\b|::|\s-k\s|\s--?(?:run|filter|grep|testNamePattern|lf|last-failed)\b|"
+    r"\s\S+\.(?:py|ts|tsx|js|jsx|go|rs|rb|java|kt|cs|php|swift)\b|\s\S*/\S*test\S*|\|"
+)
+
+
+def step_kind(command: str) -> str | None:
+    """``"test"``, ``"check"`` or ``"build"`` when a command is one of a project's own steps
+    (run tests, lint or type-check, build / run / install / format), else ``None``."""
+    kind = run_kind(command)
+    if kind == "test":
+        return kind
+    found = {kind} if kind else set()
+    for segment in _SEGMENTS.split(normalise_command(command)):
+        while True:
+            shorter = _WRAPPER.sub("", segment, count=1)
+            if shorter == segment:
+                break
+            segment = shorter
+        if _BUILD_RUN.match(segment):
+            words = segment.split()
+            task = words[-1] if len(words) > 1 else segment
+            if "test" in task:
+                found.add("test")
+            elif re.search(r"lint|check|fmt|format|vet|clippy|dup", task):
+                found.add("check")
+            else:
+                found.add("build")
+    return next((k for k in ("test", "check", "build") if k in found), None)
+
+
+def is_general_step(command: str) -> bool:
+    """Whether a (one-line) command runs the project's step as a whole, not one file or test."""
+    text = normalise_command(command)
+    return "\n" not in command.strip() and not _SPECIFIC.search(" " + text) and len(text) <= 160

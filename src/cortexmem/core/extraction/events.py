@@ -37,6 +37,11 @@ EVENT_KINDS: Final[dict[str, str]] = {
     "compact_summary": "the summary the host wrote when it compacted the context",
     "session_summary": "a session title record (older transcripts' summary lines)",
     "working_tree": "files changed but not committed when a session stopped",
+    "problem": "a failure described in words ('tests still fail', 'bug: ...')",
+    "open_problem": "a failure still unresolved at the end of what was read",
+    "howto": "how to build, test or run the project, stated in words",
+    "prompt": "what the person asked (a real prompt, not host text)",
+    "reply": "what the assistant answered in words (its text, not its tool calls)",
 }
 
 MAX_CONTENT: Final = 1_000
@@ -57,6 +62,9 @@ class ExtractionContext:
     commit: str | None = None
     project: str | None = None
     dialect: Dialect = PLAIN
+    # A subagent's transcript: the branch of its parent session when it ran, which wins over
+    # what its own lines say (a subagent in a worktree records that worktree's branch).
+    parent_branch: str | None = None
 
 
 def clip(text: str, limit: int = MAX_CONTENT) -> str:
@@ -100,7 +108,7 @@ class EventFactory:
                 session_id=self.ctx.session_id or entry.session_id,
                 transcript_path=self.ctx.transcript_path or entry.transcript_path,
                 line=entry.line,
-                branch=entry.branch or self.ctx.branch,
+                branch=self.ctx.parent_branch or entry.branch or self.ctx.branch,
                 commit=self.ctx.commit,
             ),
             created_at=event_time(entry),

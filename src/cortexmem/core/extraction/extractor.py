@@ -14,8 +14,8 @@ from collections.abc import Iterable
 from typing import Final
 
 from cortexmem.core.extraction.events import EventFactory, ExtractionContext
-from cortexmem.core.extraction.keywords import find_markers
-from cortexmem.core.extraction.prose import injected, is_host_text
+from cortexmem.core.extraction.keywords import alternative, find_markers
+from cortexmem.core.extraction.prose import injected, is_host_text, own_words, strip_code
 from cortexmem.core.extraction.structural import StructuralLayer
 from cortexmem.core.extraction.tags import SELF_REPORT_CONFIDENCE, find_tags
 from cortexmem.core.redact import redact_deep
@@ -33,7 +33,13 @@ SALIENCE: Final = {
     "pattern": 0.6,
     "architecture": 0.7,
     "progress": 0.4,
+    "problem": 0.6,
+    "howto": 0.6,
 }
+# What a prompt or a reply keeps (the session's digest reads them: goal and outcome).
+MAX_PROMPT: Final = 1_000
+MAX_REPLY: Final = 1_500
+MIN_REPLY: Final = 40
 SUBAGENT_DISCOUNT: Final = 0.9
 _SUMMARY_HEADING: Final = re.compile(r"^\s*(?:#+\s*)?Summary:?\s*$", re.MULTILINE)
 MAX_COMPACT_SUMMARY: Final = 4_000
@@ -47,6 +53,7 @@ class Extractor:
         self.ctx = ctx or ExtractionContext()
         self.factory = EventFactory(self.ctx)
         self.structural = StructuralLayer(self.factory)
+        self.seen_session: str | None = None  # the session the entries say they belong to
         dialect = self.ctx.dialect
         self.host = injected(dialect)
         # What the host writes before every compaction summary: no information in it.
@@ -91,6 +98,8 @@ class Extractor:
     # ------------------------------------------------------------- dispatch
 
     def _feed(self, entry: Entry) -> list[Event]:
+        if self.seen_session is None and entry.session_id:
+            self.seen_session = entry.session_id
         if entry.role == "summary":
             return self._session_summary(entry)
         if entry.role == "system":
@@ -112,9 +121,30 @@ class Extractor:
         if entry.is_meta:
             return events
         text = entry.text
-        if text and not (entry.role == "user" and is_host_text(text, self.ctx.dialect)):
+        if not text or (entry.role == "user" and is_host_text(text, self.ctx.dialect)):
+            return events
+        if entry.role == "user":
+            # What the person pasted (logs, dumps, code, documents) is not what they decided.
+            events += self._said("prompt", entry, text, MAX_PROMPT)
+            text = own_words(text)
+        else:
+            events += self._said("reply", entry, text, MAX_REPLY)
+        if text:
             events += self.prose(entry, text, entry.role, 1.0)
         return events
+
+    def _said(self, kind: str, entry: Entry, text: str, limit: int) -> list[Event]:
+        """The words of a prompt or a reply of the main conversation, as one event."""
+        if entry.is_sidechain:
+            return []
+        words = " ".join(strip_code(text, self.host).split())
+        if len(words) < (MIN_REPLY if kind == "reply" else 3):
+            return []
+        return [
+            self.factory.make(
+                kind, words, entry, confidence=1.0, salience=0.2, layer="structural", limit=limit
+            )
+        ]
 
     def prose(self, entry: Entry, text: str, speaker: str, discount: float) -> list[Event]:
         """Tags first (they are explicit), then keyword markers in sentences not tagged."""
@@ -134,10 +164,12 @@ class Extractor:
                 sentence in body or body in sentence for body in tagged
             ):
                 continue
+            alt = alternative(sentence) if kind == "decision" else None
             events.append(
                 self.factory.make(
                     kind, sentence, entry, confidence=round(confidence * discount, 3),
                     salience=SALIENCE.get(kind, 0.5), layer="keyword", speaker=speaker,
+                    rejected=alt,
                 )
             )  # fmt: skip
         return events

@@ -28,6 +28,13 @@ def _m(kind: str, pattern: str, confidence: float, *speakers: str) -> Marker:
     return Marker(kind, re.compile(pattern, re.IGNORECASE), confidence, who)
 
 
+_CHOICE_VERB: Final = (
+    r"(?:use|switch(?:ed)? to|chose|picked|went with|go with|keep|stick with|prefer|want)"
+)
+_FIRST_PERSON: Final = (
+    r"(?:I'll|we'll|I will|we will|let's|we should|I'm going to|we're going to|I|we)"
+)
+
 MARKERS: Final[tuple[Marker, ...]] = (
     _m("fix", r"\bthe (?:real )?fix (?:was|is)\b", 0.8),
     _m("fix", r"\bthe root cause (?:was|is)\b", 0.8),
@@ -37,6 +44,11 @@ MARKERS: Final[tuple[Marker, ...]] = (
     _m("rejected", r"\bdecided against\b", 0.75),
     _m("rejected", r"\b(?:was|were|is|are) (?:rejected|ruled out) (?:because|since|as)\b", 0.7),
     _m("rejected", r"\b(?:we|I)(?:'ll| will)? (?:not|won't) (?:use|go with)\b", 0.6),
+    _m(
+        "rejected",
+        r"\b(?:we|I|you) (?:shouldn't|should not|don't need to) (?:use|add|go with)\b",
+        0.6,
+    ),
     _m("decision", r"\b(?:I|we)(?:'ve| have)? decided\b", 0.8),
     _m("decision", r"\bdecided to\b", 0.75),
     _m("decision", r"\b(?:the )?decision(?: was|:| is to)\b", 0.75),
@@ -47,17 +59,69 @@ MARKERS: Final[tuple[Marker, ...]] = (
     ),
     _m("decision", r"^going with\b", 0.7),
     _m("decision", r"\b(?:let's|I'll|we'll) go with\b", 0.7),
-    _m("decision", r"\b(?:went with|went for|settled on|opted for|chose)\b", 0.65),
+    # a choice with the alternative it beat: "I'll use X rather than Y", "X over Y because"
+    _m(
+        "decision",
+        _FIRST_PERSON
+        + r"\s+(?:\w+\s+)?"
+        + _CHOICE_VERB
+        + r"\b.{1,80}?\b(?:instead of|rather than)\b",
+        0.75,
+    ),
+    _m("decision", r"^instead of\b[^,]{2,80},\s*(?:I|we|I'll|we'll|let's|use)\b", 0.7),
+    _m("decision", r"\b\S+ over \S+ (?:because|since|as)\b", 0.65),
+    _m(
+        "decision", r"\b(?:^|let's |we should |I'll |we'll |please )use \S+(?: \S+)?,? not \S+", 0.7
+    ),
+    _m("decision", r"\b(?:let's|we should|we'll) (?:use|switch to|stick with|keep using)\b", 0.65),
+    _m("decision", r"\b(?:went with|went for|settled on|opted for|chose|choosing)\b", 0.65),
+    _m(
+        "decision",
+        r"\b(?:I|we)(?:'ve| have)? (?:switched|migrated) (?:\w+ )?(?:from \S+ )?to\b",
+        0.65,
+    ),
     _m("decision", r"\b(?:instead of|rather than)\b", 0.55),
+    _m("preference", r"^the user (?:wants|prefers|doesn't want|does not want)\b", 0.7, "assistant"),
     _m("gotcha", r"\b(?:gotcha|watch out|be careful|pitfall|footgun)\b", 0.7),
     _m("gotcha", r"^(?:note|important|warning|careful):", 0.6),
+    _m("gotcha", r"\b(?:must|has to|needs to) be (?:called|run|loaded|set|done) before\b", 0.65),
     _m("preference", r"\b(?:always|never|prefer|don't ever|do not ever)\b", 0.75, "user"),
+    _m("preference", r"\bI(?:'d| would) (?:rather|like you to|prefer)\b", 0.7, "user"),
+    _m(
+        "preference",
+        r"^(?:please )?(?:don't|do not|dont|never|avoid)\s+(?:ever\s+)?(?:stash|push|force|amend|"
+        r"rebase|merge|commit|delete|mock|use|add|install|touch|edit|modify|skip|disable)\b",
+        0.65,
+        "user",
+    ),
     _m("preference", r"^(?:always|never)\b", 0.55, "assistant"),
+    # a failure described in words: kept as a problem until something later resolves it
+    _m("problem", r"^bug:", 0.7),
+    _m("problem", r"\b(?:is|are) (?:still )?(?:failing|broken|not working)\b", 0.65),
+    _m(
+        "problem",
+        r"\b(?:still|keeps?|keep) (?:fail(?:s|ing)?|crash(?:es|ing)?|break(?:s|ing)?)\b",
+        0.65,
+    ),
+    _m("problem", r"\btests? (?:still )?fail(?:s|ed)?\b", 0.6),
+    _m("problem", r"\b(?:doesn't|does not|isn't|is not) work(?:ing)?\b", 0.6),
+    _m("problem", r"\bthere(?:'s| is) (?:a|still a) bug\b", 0.6),
+    # how to build, run or test, stated: "you can run `pnpm dev`", "to run the tests, use `…`"
+    _m(
+        "howto",
+        r"(?:\byou can (?:now )?(?:run|use|start)|\bto (?:run|test|start|build|serve|lint|"
+        r"format|try|install)\b[^`]{0,60}?\b(?:run|use|with)|^(?:run|try)\b)[^`]{0,40}`[^`]{3,}`",
+        0.65,
+    ),
+)
+# what a choice turned down: "rather than Y", "instead of Y", "not Y"
+_ALTERNATIVE: Final = re.compile(
+    r"\b(?:instead of|rather than|over|not)\s+(`[^`]+`|[\w./@-]+)", re.IGNORECASE
 )
 
 _NOT_A_STATEMENT: Final = re.compile(
     r"(?:\?\s*$"
-    r"|^(?:if|should|shall|would|could|do|does|did|can|may|might|when|whether|unless)\b"
+    r"|^(?:if|should|shall|would|could|do|does|did|can|may|might|when|whether|unless)\b(?! not\b)"
     r"|^(?:now,? )?(?:let me|let's|I'll|I will|I need to|I'm going to)\b.*:\s*$"
     r"|\b(?:haven't|have not|hasn't|not yet|undecided|not decided|before deciding|"
     r"could|might|maybe|perhaps|would you|do you want|let me know)\b)",
@@ -80,6 +144,12 @@ def classify(sentence: str, speaker: str) -> tuple[str, float] | None:
             continue
         return marker.kind, marker.confidence
     return None
+
+
+def alternative(sentence: str) -> str | None:
+    """The alternative a decision turned down, when the sentence names it."""
+    match = _ALTERNATIVE.search(sentence)
+    return match.group(1).strip("`") if match else None
 
 
 def find_markers(

@@ -2,7 +2,10 @@
 
 Events are the complete record; memories are what a later session is told. Commands, file
 edits, test runs and raw errors stay events (the learning loop and the briefing read them);
-what a person would want to know next time becomes a memory. Pure: events in, memories out.
+what a person would want to know next time becomes a memory. Progress is folded rather than
+logged: plan steps and commits are not one memory each but go into the session's digest
+(``digest``: its summary, its plan with final statuses, its open problems, its how-tos).
+Pure: events in, memories out.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
+from cortexmem.core.extraction.commands import step_kind
 from cortexmem.core.extraction.events import clip
 from cortexmem.model import Event, Memory, SourceContext
 
@@ -29,13 +33,12 @@ RULES: Final[dict[str, Rule]] = {
     "gotcha": Rule("gotcha", 7),
     "error_resolved": Rule("gotcha", 6),
     "preference": Rule("pattern", 7),
+    "howto": Rule("pattern", 6),
     "pattern": Rule("pattern", 6),
     "architecture": Rule("architecture", 7),
     "knowledge": Rule("context", 5),
     "progress": Rule("progress", 5),
     "plan": Rule("progress", 6, "Plan: "),
-    "plan_step": Rule("progress", 4, "Done: "),
-    "commit": Rule("progress", 5),
     "compact_summary": Rule("progress", 5, "Session summary: "),
 }
 MEMORY_CONTENT: Final = 2_000
@@ -48,12 +51,15 @@ def worth_remembering(event: Event) -> bool:
     rule = RULES.get(event.kind)
     if rule is None or event.confidence < MIN_CONFIDENCE:
         return False
-    if event.kind == "plan_step":
-        return event.payload.get("status") == "completed"
     if event.kind == "plan":  # a plan proposed and approved, not a to-do list
         return event.payload.get("call") == "plan" and event.payload.get("approved", True)
-    if event.kind == "error_resolved":  # a command that failed then passed
-        return event.payload.get("call") == "shell"
+    if event.kind == "error_resolved":  # a project step that failed, then passed after edits
+        target = str(event.payload.get("target") or "")
+        return (
+            event.payload.get("call") == "shell"
+            and bool(event.payload.get("files"))
+            and step_kind(target) is not None
+        )
     return True
 
 
@@ -61,7 +67,7 @@ def to_memory(event: Event) -> Memory | None:
     if not worth_remembering(event):
         return None
     rule = RULES[event.kind]
-    content = event.payload.get("step") if event.kind == "plan_step" else event.content
+    content = event.content
     layer = str(event.payload.get("layer") or "structural")
     prov = event.provenance
     return Memory(

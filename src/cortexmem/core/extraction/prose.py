@@ -53,6 +53,55 @@ def is_host_text(text: str, dialect: Dialect) -> bool:
     return bool(dialect.injected_prefixes) and text.lstrip().startswith(dialect.injected_prefixes)
 
 
+# Lines that a program wrote, not a person: log records, stack frames, compiler diagnostics.
+_LOG_LINE: Final = re.compile(
+    r"^\s*(?:\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|\d\d:\d\d:\d\d|\[?(?:DEBUG|INFO|WARN(?:ING)?|"
+    r"ERROR|FATAL|TRACE|CRITICAL)\]?[\s:]|at \S+\(|File \"[^\"]+\", line \d+|Traceback \(|"
+    r"\S+\.\w{1,5}:\d+(?::\d+)?[:\s]|\w*(?:Error|Exception):|npm (?:ERR|WARN)|warning:|"
+    r"error(?:\[\w+\])?:|"
+    r"[-=+*#~_]{6,}|\$ |> |PS [A-Z]:\\|[A-Z]:\\|/(?:usr|home|Users|var|opt|tmp)/)",
+)
+_CODE_LINE: Final = re.compile(
+    r"[{};]\s*$|^\s*(?:def |class |import |from \S+ import|function |const |let |var |"
+    r"return\b|#include|public |private |func |fn |package )"
+)
+MAX_OWN_PARAGRAPH: Final = 600
+PASTE_LINES: Final = 12
+PASTE_CHARS: Final = 1_500
+
+
+def _pasted_paragraph(lines: list[str]) -> bool:
+    """Whether a paragraph reads as material pasted in: a log or dump, code, or a document
+    (headings, long runs of lines)."""
+    if not lines:
+        return False
+    machine = sum(1 for ln in lines if _LOG_LINE.match(ln) or _CODE_LINE.search(ln))
+    if machine * 3 >= len(lines) and (machine >= 2 or (len(lines) <= 2 and machine)):
+        return True
+    if len(lines) >= PASTE_LINES:
+        return True
+    return lines[0].lstrip().startswith("#") and len(lines) > 1
+
+
+def own_words(text: str) -> str:
+    """What the person wrote themselves in a message that may quote other material: pasted
+    logs, error dumps, code and documents are dropped (they are not the project's rules).
+
+    A long message (many lines or characters) is mostly pasted: only its short paragraphs that
+    do not look pasted are kept, and of those the first and the last (the request around it)."""
+    body = strip_code(text)
+    paragraphs = [p for p in re.split(r"\n\s*\n", body) if p.strip()]
+    lines = [ln for ln in body.splitlines() if ln.strip()]
+    kept = [
+        p for p in paragraphs
+        if not _pasted_paragraph([ln for ln in p.splitlines() if ln.strip()])
+    ]  # fmt: skip
+    if len(lines) > PASTE_LINES * 2 or len(body) > PASTE_CHARS * 2:
+        short = [p for p in kept if len(p) <= MAX_OWN_PARAGRAPH]
+        kept = short[:1] + short[-1:] if len(short) > 1 else short
+    return "\n\n".join(kept)
+
+
 def sentences(text: str, host: re.Pattern[str] | None = None) -> list[str]:
     """Prose sentences of ``text`` (code removed), each trimmed of list and emphasis marks."""
     out: list[str] = []

@@ -133,6 +133,7 @@ TOOL_KINDS: Final[dict[str, ToolKind]] = {
     "NotebookEdit": "edit",
     "Write": "write",
     "Bash": "shell",
+    "PowerShell": "shell",
     "ExitPlanMode": "plan",
     "TodoWrite": "todo",
     "TaskCreate": "task_create",
@@ -148,7 +149,7 @@ TOOL_ALIASES: Final = {"exit_plan_mode": "ExitPlanMode", "Agent": "Task"}
 REFUSAL: Final = "The user doesn't want to proceed with this tool use"
 # What Claude Code writes into messages without anyone speaking.
 DIALECT: Final = Dialect(
-    injected_tags=("system-reminder", "command-[a-z-]+", "local-command-[a-z-]+"),
+    injected_tags=("system-reminder", "command-[a-z-]+", "local-command-[a-z-]+", "ide_[a-z_]+"),
     injected_prefixes=(
         "Caveat:",
         "[Request interrupted",

@@ -392,14 +392,22 @@ class SQLiteStore(Transactions):
         return self.write(op)
 
     def replace_tagged(
-        self, tag: str, memories: Sequence[Memory], edges: Sequence[tuple[int, int, str]]
+        self,
+        tag: str,
+        memories: Sequence[Memory],
+        edges: Sequence[tuple[int, int, str]],
+        retire: str = "archived",
     ) -> tuple[list[Memory], int, int]:
         """Make ``memories`` (linked by ``edges`` given as index pairs) the active memories
         tagged ``tag``, in one transaction: an existing one with the same content is kept,
-        active ones with that tag and other content are archived.
+        active ones with that tag and other content get status ``retire`` (archived, or
+        superseded when ``memories`` are their newer version), or are deleted (``"deleted"``:
+        derived memories, such as a session's digest, that their source rebuilds at will).
 
         Returns ``(stored memories, how many were added, how many were archived)``.
         """
+        if retire not in ("archived", "superseded", "deleted"):
+            raise ValueError(f"retire must be archived, superseded or deleted, not {retire!r}")
         (tag,) = normalise_tags((tag,))  # stored tags are normalised (lower-case)
         memories = [redact_memory(m) for m in memories]
 
@@ -413,19 +421,29 @@ class SQLiteStore(Transactions):
                     (memory.content_hash,),
                 ).fetchone()
                 if row is None:
-                    conn.execute(INSERT_MEMORY, memory_to_row(memory))
+                    inserted = conn.execute(INSERT_MEMORY, memory_to_row(memory))
+                    start_clock(conn, inserted.lastrowid or 0, memory.memory_type,
+                                memory.created_at)  # fmt: skip
                     stored.append(memory)
                     added += 1
                 else:
                     stored.append(row_to_memory(row))
             keep = [m.id for m in stored]
             marks = ", ".join("?" * len(keep)) or "''"
-            archived = conn.execute(
-                "UPDATE memories SET status = 'archived', updated_at = ? WHERE status = 'active'"
-                " AND EXISTS (SELECT 1 FROM json_each(memories.tags) WHERE value = ?)"
-                f" AND id NOT IN ({marks})",
-                (utc_now(), tag, *keep),
-            ).rowcount
+            tagged = (
+                "EXISTS (SELECT 1 FROM json_each(memories.tags) "
+                f"WHERE value = ?) AND id NOT IN ({marks})"
+            )
+            if retire == "deleted":  # every other version, archived by the lifecycle or not
+                archived = conn.execute(
+                    f"DELETE FROM memories WHERE {tagged}", (tag, *keep)
+                ).rowcount
+            else:
+                archived = conn.execute(
+                    f"UPDATE memories SET status = ?, updated_at = ? WHERE status = 'active' "
+                    f"AND {tagged}",
+                    (retire, utc_now(), tag, *keep),
+                ).rowcount
             for a, b, relation in edges:
                 conn.execute(
                     "INSERT OR IGNORE INTO edges (id, source_id, target_id, relation_type, "

@@ -1,0 +1,266 @@
+"""A session's digest: what the next session needs from it, recomputed from its events.
+
+Per-event memories record what was said; some knowledge only exists across a whole session:
+
+* ``session_summary``: the goal (the first real prompt), the outcome (the last replies), the
+  files changed, the commits and what is still open, one memory per session;
+* the plan folded: one memory with the latest to-do list and each step's final status (the
+  last update wins; steps dropped from the list are gone), not one memory per step;
+* ``open_problem``: a failure (a test or check run, a build, a problem described in words)
+  that nothing later in the session resolved;
+* ``howto``: the commands the session used, successfully, as its test / check / build steps.
+
+The digest is a pure function of the session's events in transcript order, so reading a
+session at once or in pieces converges: the caller makes these memories the session's active
+digest and supersedes the versions an earlier, shorter read produced.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from typing import Final
+
+from cortexmem.core.extraction import commands
+from cortexmem.core.extraction.events import clip
+from cortexmem.model import Event, Memory, SourceContext
+
+# The events a digest reads.
+DIGEST_KINDS: Final = (
+    "prompt", "reply", "file_modified", "commit", "test_run", "command", "error",
+    "error_resolved", "plan", "plan_step", "problem", "fix",
+)  # fmt: skip
+DIGEST_TAG: Final = "digest:"
+MAX_FILES: Final = 12
+MAX_COMMITS: Final = 8
+MAX_HOWTO: Final = 6
+MAX_OPEN: Final = 5
+MAX_STEPS: Final = 30
+GOAL_CHARS: Final = 400
+OUTCOME_CHARS: Final = 1_200
+STEP_LABELS: Final = {"test": "run the tests", "check": "lint / type-check", "build": "build / run"}
+
+
+def digest_tag(transcript: str) -> str:
+    """The tag that marks one transcript's digest memories (so a newer digest replaces them)."""
+    return DIGEST_TAG + hashlib.sha256(transcript.encode()).hexdigest()[:16]
+
+
+def _ordered(events: Iterable[Event]) -> list[Event]:
+    unique = {e.content_hash: e for e in events}
+    return sorted(unique.values(), key=lambda e: (e.provenance.line or 0, e.created_at))
+
+
+def _memory(
+    content: str,
+    kind: str,
+    memory_type: str,
+    priority: int,
+    last: Event,
+    tag: str,
+    confidence: float = 0.9,
+) -> Memory:
+    prov = last.provenance
+    return Memory(
+        content=clip(content, 2_000),
+        memory_type=memory_type,
+        confidence=confidence,
+        priority=priority,
+        source_type="extraction",
+        source_session=prov.session_id,
+        source_context=SourceContext(branch=prov.branch, commit=prov.commit),
+        tags=(f"event:{kind}", "layer:digest", tag),
+        created_at=last.created_at,
+    )  # fmt: skip
+
+
+# ----------------------------------------------------------------- open problems
+
+
+def _run_key(event: Event) -> tuple[str, ...]:
+    command = str(event.payload.get("command") or event.payload.get("target") or "")
+    found = commands.runners(command)
+    if found:
+        return tuple(found)
+    # "mise run fmt && mise run lint" is answered by a later "mise run lint" that passes
+    return tuple(commands.normalise_command(part) for part in command.split("&&"))
+
+
+def open_problems(events: Sequence[Event]) -> list[tuple[Event, str]]:
+    """``(event, text)`` for each failure nothing after it resolved, oldest first."""
+    open_: dict[tuple[str, ...], tuple[Event, str]] = {}
+    errors = {
+        (e.provenance.line, e.payload.get("target")): e.content
+        for e in events
+        if e.kind == "error" and e.payload.get("call") == "shell"
+    }
+    for event in events:
+        kind = event.kind
+        step = commands.step_kind(str(event.payload.get("command") or ""))
+        if kind == "test_run" or (kind == "command" and step is not None):
+            key = _run_key(event)
+            if event.payload.get("ok"):
+                for other in [k for k in open_ if set(k) & set(key)]:
+                    del open_[other]
+                continue
+            if kind == "command" and commands.run_kind(str(event.payload.get("command"))):
+                continue  # the test_run of the same call says it
+            line = errors.get((event.provenance.line, event.payload.get("command")))
+            text = line or event.content
+            open_[key] = (event, text)
+        elif kind == "error_resolved":
+            key = _run_key(event)
+            for other in [k for k in open_ if set(k) & set(key)]:
+                del open_[other]
+        elif kind == "problem":
+            open_[("problem", event.content)] = (event, event.content)
+        elif kind in ("fix", "commit"):
+            for other in [k for k in open_ if k[0] == "problem"]:
+                del open_[other]
+    # a later passing run also answers problems described in words before it
+    last_pass = max(
+        (e.provenance.line or 0 for e in events if e.kind == "test_run" and e.payload.get("ok")),
+        default=-1,
+    )
+    return [
+        (e, text) for key, (e, text) in open_.items()
+        if not (key[0] == "problem" and (e.provenance.line or 0) < last_pass)
+    ][-MAX_OPEN:]  # fmt: skip
+
+
+# ----------------------------------------------------------------- plan
+
+
+def folded_plan(events: Sequence[Event]) -> tuple[list[tuple[str, str]], Event | None]:
+    """The latest to-do list with each step's final status, and the event that last changed it."""
+    steps: dict[str, str] = {}
+    listed: list[str] | None = None
+    last: Event | None = None
+    for event in events:
+        if event.kind == "plan" and event.payload.get("call") == "todo":
+            listed = [str(s) for s in event.payload.get("steps") or []]
+            steps = {text: steps.get(text, "pending") for text in listed}
+            last = event
+        elif event.kind == "plan_step":
+            text = str(event.payload.get("step") or "")
+            status = str(event.payload.get("status") or "pending")
+            if not text:
+                continue
+            if listed is not None and text not in steps and event.payload.get("total"):
+                continue  # a step of an earlier list
+            steps[text] = status
+            last = event
+    return list(steps.items())[:MAX_STEPS], last
+
+
+def plan_text(steps: list[tuple[str, str]]) -> str:
+    done = sum(1 for _, s in steps if s == "completed")
+    listing = "; ".join(f"[{status}] {clip(text, 160)}" for text, status in steps)
+    return f"Plan ({done}/{len(steps)} steps done): {listing}"
+
+
+# ----------------------------------------------------------------- how-to
+
+
+def howtos(events: Sequence[Event]) -> list[tuple[str, str, Event]]:
+    """``(step kind, command, event)`` for the general commands the session ran successfully
+    as its test, check or build steps, most used first."""
+    counts: dict[str, int] = {}
+    found: dict[str, tuple[str, Event]] = {}
+    failed_only: set[str] = set()
+    for event in events:
+        if event.kind != "command":
+            continue
+        command = str(event.payload.get("command") or "")
+        kind = commands.step_kind(command)
+        if not kind or not commands.is_general_step(command) or command.endswith("…"):
+            continue
+        shown = commands.normalise_command(command)
+        if not event.payload.get("ok"):
+            failed_only.add(shown)
+            continue
+        failed_only.discard(shown)
+        counts[shown] = counts.get(shown, 0) + 1
+        found.setdefault(shown, (kind, event))
+    alone = set(found)
+    # "a && b" adds nothing when a and b were each run on their own
+    for command in list(found):
+        parts = [commands.normalise_command(p) for p in command.split("&&")]
+        if len(parts) > 1 and all(p in alone for p in parts):
+            del found[command]
+    ranked = sorted(found, key=lambda c: -counts[c])[:MAX_HOWTO]
+    return [(found[c][0], c, found[c][1]) for c in ranked]
+
+
+# ----------------------------------------------------------------- the summary
+
+
+def _date(event: Event) -> str:
+    return event.created_at[:10]
+
+
+def session_summary(events: Sequence[Event], problems: list[tuple[Event, str]]) -> str | None:
+    prompts = [e for e in events if e.kind == "prompt"]
+    if not prompts:
+        return None
+    replies = [e for e in events if e.kind == "reply"]
+    first = prompts[0]
+    # The branch is the memory's provenance, not its text: live capture knows it from git and
+    # a backfill from the transcript, and the same session must give the same summary.
+    parts = [f"Session {_date(first)}: goal: {clip(first.content, GOAL_CHARS)}"]
+    if len(prompts) > 1:
+        parts.append(f"Last request: {clip(prompts[-1].content, GOAL_CHARS)}")
+    after = [e for e in replies if (e.provenance.line or 0) > (first.provenance.line or 0)]
+    if after:
+        # the turn's closing message says what was done; narration ("Let me run ...") does not
+        closing = next((e for e in reversed(after[-3:]) if len(e.content) >= 120), after[-1])
+        parts.append(f"Outcome: {clip(closing.content, OUTCOME_CHARS)}")
+    files = list(
+        dict.fromkeys(str(e.payload.get("path")) for e in events if e.kind == "file_modified")
+    )
+    if files:
+        more = f" (+{len(files) - MAX_FILES} more)" if len(files) > MAX_FILES else ""
+        parts.append("Files changed: " + ", ".join(files[:MAX_FILES]) + more)
+    commits = [
+        f"{e.payload.get('sha') or ''} {e.payload.get('subject') or ''}".strip()
+        for e in events if e.kind == "commit"
+    ]  # fmt: skip
+    if commits:
+        parts.append("Commits: " + "; ".join(clip(c, 120) for c in commits[-MAX_COMMITS:]))
+    if problems:
+        parts.append("Still open: " + "; ".join(clip(t, 200) for _, t in problems))
+    return ". ".join(p.rstrip(". ") for p in parts) + "."
+
+
+def session_digest(events: Iterable[Event], transcript: str) -> list[Memory]:
+    """The digest memories of one transcript's events (any order; duplicates ignored)."""
+    ordered = _ordered(events)
+    if not ordered:
+        return []
+    tag = digest_tag(transcript)
+    out: list[Memory] = []
+    problems = open_problems(ordered)
+    summary = session_summary(ordered, problems)
+    if summary:
+        out.append(_memory(summary, "session_summary", "context", 4, ordered[-1], tag))
+    steps, last = folded_plan(ordered)
+    if steps and last is not None:
+        out.append(_memory(plan_text(steps), "plan", "progress", 6, last, tag))
+    for event, text in problems:
+        when = f" (as of {_date(event)}" + (
+            f", {event.provenance.branch})" if event.provenance.branch else ")"
+        )
+        out.append(
+            _memory(
+                f"Open problem{when}: {text}", "open_problem", "gotcha", 7, event, tag,
+                confidence=min(0.9, event.confidence),
+            )
+        )  # fmt: skip
+    for kind, command, event in howtos(ordered):
+        out.append(
+            _memory(f"How to {STEP_LABELS[kind]}: `{command}`", "howto", "pattern", 6, event, tag)
+        )
+    unique: dict[str, Memory] = {}
+    for memory in out:
+        unique.setdefault(memory.content_hash, memory)
+    return list(unique.values())
