@@ -171,6 +171,7 @@ class Harness:
     def __init__(self, work: Path, project: str, cutoff: dict[str, Any]) -> None:
         from cortexmem.services.context import Context
         from cortexmem.services.embedding import Embedder, sync_context
+        from cortexmem.hosts.claude_code.reader import READER
         from cortexmem.services.ingest import ingest
 
         self.work = work
@@ -181,7 +182,7 @@ class Harness:
         self.docs = [t for f in files for t in block_texts(f)]
         self.raw = "\n".join(f.read_text(encoding="utf-8", errors="replace") for f in files)
         t0 = time.monotonic()
-        self.ingest = ingest([self.transcripts], into=self.project)
+        self.ingest = ingest([self.transcripts], reader=READER, into=self.project)
         self.ingest_s = time.monotonic() - t0
         with Context.for_cwd(self.project) as ctx:
             self.embedder = Embedder.for_context(ctx)

@@ -28,12 +28,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from cortexmem.core.episodes import EpisodeCollector
 from cortexmem.core.extraction.events import ExtractionContext
 from cortexmem.core.extraction.extractor import Extractor
 from cortexmem.core.extraction.memories import to_memories
 from cortexmem.core.observations import to_observations
 from cortexmem.core.session import Dialect, Entry, ParseStats, RawLine, SessionInfo
-from cortexmem.model import Event, ExtractionCursor, Provenance
+from cortexmem.model import Episode, Event, ExtractionCursor, Provenance
 from cortexmem.project.files import write_atomic
 from cortexmem.project.git import changed_files
 from cortexmem.services.context import Context
@@ -56,6 +57,7 @@ class TranscriptReport:
     entries: int = 0
     events_added: int = 0
     memories_added: int = 0
+    episodes_added: int = 0
     restarted: bool = False
     finished: bool = True
     partial_tail: bool = False
@@ -64,6 +66,7 @@ class TranscriptReport:
     def add(self, result: CaptureResult) -> None:
         self.events_added += result.events_added
         self.memories_added += result.memories_added
+        self.episodes_added += result.episodes_added
 
 
 @dataclass
@@ -166,8 +169,12 @@ def capture_transcript(
             dialect=reader.dialect,
         )
     )
+    said = EpisodeCollector(
+        session_id=session_id, transcript_path=key, branch=branch, dialect=reader.dialect
+    )
     stats = ParseStats()
     events: list[Event] = []
+    episodes: list[Episode] = []
     pending_lines = 0
     end, end_line = offset, line
     # Tool calls still waiting for their result: (line, start offset) by call id. The cursor
@@ -176,7 +183,7 @@ def capture_transcript(
     waiting: dict[str, tuple[int, int]] = {}
 
     def commit_batch(final: bool) -> None:
-        nonlocal events, pending_lines
+        nonlocal events, episodes, pending_lines
         if final:
             events.extend(extractor.finish())
         at, at_line = end, end_line
@@ -191,13 +198,14 @@ def capture_transcript(
             head_hash=head_hash(path, at),
             session_id=session_id,
         )
-        report.add(store.record_capture(events, memories_for, cursor))
-        events, pending_lines = [], 0
+        report.add(store.record_capture(events, memories_for, cursor, episodes=episodes))
+        events, episodes, pending_lines = [], [], 0
 
     for entry, raw in reader.iter_entries(path, offset, line, stats):
         if entry is not None:
             report.entries += 1
             events.extend(extractor.feed(entry))
+            episodes.extend(said.feed(entry))
             kinds = {b.kind for b in entry.blocks}
             if "tool_use" in kinds:
                 waiting.update(
