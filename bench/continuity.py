@@ -169,9 +169,9 @@ class Harness:
     """One project at one cutoff: a fresh project folder and store, ingested and embedded."""
 
     def __init__(self, work: Path, project: str, cutoff: dict[str, Any]) -> None:
+        from cortexmem.hosts.claude_code.reader import READER
         from cortexmem.services.context import Context
         from cortexmem.services.embedding import Embedder, sync_context
-        from cortexmem.hosts.claude_code.reader import READER
         from cortexmem.services.ingest import ingest
 
         self.work = work

@@ -20,7 +20,7 @@ from typing import Final
 from cortexmem.core.extraction.prose import injected, is_host_text
 from cortexmem.core.redact import redact
 from cortexmem.core.session import PLAIN, Dialect, Entry
-from cortexmem.model import Episode, normalise_time, parse_time, utc_now
+from cortexmem.model import Episode, Memory, SourceContext, normalise_time, parse_time, utc_now
 
 MAX_CHUNK: Final = 1_200
 MIN_TEXT: Final = 12
@@ -172,3 +172,40 @@ class EpisodeCollector:
             )
             for i, chunk in enumerate(chunks)
         ]
+
+
+# How an episode ranks beside memories: below a typical extracted memory on the rank formula,
+# so a typed memory wins a tie, while relevance (most of the blend) still decides.
+EPISODE_CONFIDENCE: Final = 0.6
+EPISODE_PRIORITY: Final = 3
+EPISODE_TAG: Final = "episode"
+
+
+def as_memory(episode: Episode) -> Memory:
+    """An episode in the shape recall ranks and renders (never stored as a memory)."""
+    return Memory(
+        content=episode.text,
+        memory_type="context",
+        id=episode.id,
+        confidence=EPISODE_CONFIDENCE,
+        priority=EPISODE_PRIORITY,
+        source_type="extraction",
+        source_session=episode.session_id,
+        source_context=SourceContext(branch=episode.branch),
+        tags=(EPISODE_TAG, f"role:{episode.role}"),
+        created_at=episode.created_at,
+    )
+
+
+def provenance(episode: Episode) -> dict[str, object]:
+    """Where an episode was read, for results: role, session, transcript and line, branch,
+    time."""
+    return {
+        "role": episode.role,
+        "session_id": episode.session_id,
+        "transcript_path": episode.transcript_path,
+        "line": episode.line,
+        "chunk": episode.chunk,
+        "branch": episode.branch,
+        "created_at": episode.created_at,
+    }

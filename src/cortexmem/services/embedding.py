@@ -13,12 +13,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from cortexmem.ai import Routing, effective_route, embed, embedding_text, routing_for
-from cortexmem.model import Memory
+from cortexmem.model import Episode, Memory
 from cortexmem.services.context import Context
-from cortexmem.store.protocols import VectorStore
+from cortexmem.store.protocols import EpisodeStore, VectorStore
 
 BATCH = 50
 
@@ -62,10 +62,24 @@ class Embedder:
         )
         return found.vectors[0]
 
+    def episodes(self, episodes: Sequence[Episode], project: str | None) -> Any:
+        """Episodes are embedded like a query's text: no type label, the project's name."""
+        texts = [embedding_text(None, project, e.text) for e in episodes]
+        return embed(texts, use="code", routing=self.routing).vectors
+
+    @property
+    def embeds_episodes(self) -> bool:
+        """Episodes hold code as it was pasted: embedded only where code may go (local)."""
+        return not self.skip_types
+
     def memories(self, memories: Sequence[Memory], project: str | None) -> Any:
         texts = [memory_text(m, project) for m in memories]
         use = "code" if memories and all(m.memory_type == "code" for m in memories) else "memory"
         return embed(texts, use=use, routing=self.routing).vectors
+
+
+class SyncedStore(VectorStore, EpisodeStore, Protocol):
+    """What the sync reads and writes: memories' vectors and episodes' vectors."""
 
 
 @dataclass
@@ -80,7 +94,7 @@ class SyncReport:
 
 
 def sync(
-    store: VectorStore,
+    store: SyncedStore,
     embedder: Embedder,
     *,
     project: str | None,
@@ -114,7 +128,22 @@ def sync(
         report.embedded += len(items)
         if on_batch is not None:
             on_batch(len(items))
+    while embedder.embeds_episodes and (deadline is None or time.monotonic() < deadline):
+        said = store.episode_embedding_backlog(embedder.model, batch)
+        if not said:
+            break
+        vectors = embedder.episodes([e for _, e in said], project)
+        store.put_episode_embeddings(
+            embedder.model,
+            int(vectors.shape[1]),
+            [(seq, vector_bytes(v)) for (seq, _), v in zip(said, vectors, strict=True)],
+        )
+        report.embedded += len(said)
+        if on_batch is not None:
+            on_batch(len(said))
     report.remaining = store.embedding_backlog_size(embedder.model, embedder.skip_types)
+    if embedder.embeds_episodes:
+        report.remaining += store.episode_embedding_backlog_size(embedder.model)
     return report
 
 
