@@ -10,6 +10,7 @@ the recall server drains the backlog between requests, and ``cortex reindex`` on
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -170,3 +171,34 @@ def sync_context(
         total.embedded += part.embedded
         total.remaining += part.remaining
     return total
+
+
+def embed_now(ctx: Context, memory: Memory, scope: str = "project") -> bool:
+    """Embed one memory at once (``cortex remember``, MCP ``remember``) so recall finds it by
+    meaning straight away, when the configured model is the local one (it loads in a fraction
+    of a second; a remote one waits for the recall server or ``cortex reindex``). Fail-soft:
+    the memory is stored whatever happens here; a failure is logged. True when embedded."""
+    from cortexmem.project.log import log_line
+
+    try:
+        routing = routing_for(ctx.paths.data_dir if scope == "project" else None)
+        route = effective_route("memory", routing)
+        if route.remote or (
+            memory.memory_type == "code" and effective_route("code", routing).remote
+        ):
+            return False
+        from cortexmem.services.vectors import vector_bytes
+
+        store = ctx.writable(scope)  # type: ignore[arg-type]
+        seq = store.seq_of([memory.id]).get(memory.id)
+        if seq is None:
+            return False
+        embedder = Embedder(routing, ctx.paths.name if scope == "project" else None)
+        vectors = embedder.memories([memory], embedder.project)
+        store.relabel_embeddings(embedder.model, embedder.project or "")
+        row = (seq, memory.content_hash, vector_bytes(vectors[0]))
+        return store.put_embeddings(embedder.model, int(vectors.shape[1]), [row]) > 0
+    except Exception as exc:  # fail-soft: the memory is stored already
+        with contextlib.suppress(OSError):
+            log_line(ctx.paths.log, f"remember: embedding {memory.id} failed: {exc!r}")
+        return False

@@ -58,6 +58,7 @@ def recall(
     with_links: bool = True,
     similarities: dict[tuple[str, str], float] | None = None,
     episodes: bool = True,
+    floor: float | None = None,
 ) -> list[Ranked]:
     """The best ``limit`` memories for ``query``.
 
@@ -71,6 +72,9 @@ def recall(
     ``episodes`` (what was said in sessions) are searched beside the memories unless turned off
     or ``types`` names memory types only (``"episode"`` in ``types`` asks for them); they are
     not filtered by branch or status (they are the record), and their results carry ``episode``.
+    ``floor`` (a cosine similarity, e.g. ``RELEVANCE_FLOOR``): when the query's meaning is
+    known (vectors exist) and nothing comes that close, nothing is relevant: the answer is
+    empty; a result found by meaning alone below the floor is dropped.
     """
     query = clean_text(query)  # argv / JSON text may hold lone surrogates or NULs
     if not all_branches and branch is None:
@@ -101,6 +105,9 @@ def recall(
     ep_vector = pending.episode_candidates() if pending is not None else []
     if similarities is not None:
         similarities.update({(c.scope, c.memory.id): c.relevance for c in vector + ep_vector})
+    by_meaning = {(c.scope, c.memory.id): c.relevance for c in vector + ep_vector}
+    if floor is not None and by_meaning and max(by_meaning.values()) < floor:
+        return []
     if alpha > 0.0 and not vector and not ep_vector and alpha < 1.0:
         alpha = 0.0  # nothing embedded yet: the lexical ranking, unchanged
     if alpha == 0.0 and not ep_lexical:
@@ -110,6 +117,14 @@ def recall(
             lexical, vector, alpha=alpha, limit=limit, now=datetime.now(UTC),
             episode_lexical=ep_lexical, episode_vector=ep_vector,
         )  # fmt: skip
+    if floor is not None and by_meaning:
+        worded = {(c.scope, c.memory.id) for c in lexical + ep_lexical}
+        results = [
+            r
+            for r in results
+            if (r.scope, r.memory.id) in worded
+            or by_meaning.get((r.scope, r.memory.id), 0) >= floor
+        ]
     if with_links and results:
         results = _with_links(ctx, results)
     if count_access and results:
