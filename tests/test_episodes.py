@@ -215,7 +215,7 @@ def test_nothing_relevant_is_said_plainly(ctx: Context):
     unrelated = recall(ctx, "recipe for banana bread with walnuts", floor=RELEVANCE_FLOOR,
                        count_access=False)  # fmt: skip
     assert unrelated == []
-    related = recall(ctx, "which database engine did we pick", floor=RELEVANCE_FLOOR,
+    related = recall(ctx, "which database did we choose", floor=RELEVANCE_FLOOR,
                      count_access=False)  # fmt: skip
     assert related
 

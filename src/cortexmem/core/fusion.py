@@ -46,8 +46,8 @@ DEFAULT_ALPHA = 0.4
 STABLE_TYPES = frozenset({"decision", "architecture", "code", "code_description"})
 RECENCY_FLOOR = 0.75
 # The cosine similarity (local MiniLM) below which nothing a store holds bears on a query:
-# unrelated text sits around 0.0-0.25, a related memory or passage at 0.35 and above.
-RELEVANCE_FLOOR = 0.30
+# unrelated text sits around 0.0-0.30, a related memory or passage at 0.35 and above.
+RELEVANCE_FLOOR = 0.35
 RECENCY_DAYS = 365.0
 
 

@@ -106,8 +106,6 @@ def recall(
     if similarities is not None:
         similarities.update({(c.scope, c.memory.id): c.relevance for c in vector + ep_vector})
     by_meaning = {(c.scope, c.memory.id): c.relevance for c in vector + ep_vector}
-    if floor is not None and by_meaning and max(by_meaning.values()) < floor:
-        return []
     if alpha > 0.0 and not vector and not ep_vector and alpha < 1.0:
         alpha = 0.0  # nothing embedded yet: the lexical ranking, unchanged
     if alpha == 0.0 and not ep_lexical:
@@ -119,11 +117,16 @@ def recall(
         )  # fmt: skip
     if floor is not None and by_meaning:
         worded = {(c.scope, c.memory.id) for c in lexical + ep_lexical}
+        # Kept: what comes close in meaning, and what words found that has no vector yet or
+        # is not far off in meaning; weak matches by meaning or by a stray word are dropped.
         results = [
             r
             for r in results
-            if (r.scope, r.memory.id) in worded
-            or by_meaning.get((r.scope, r.memory.id), 0) >= floor
+            if by_meaning.get((r.scope, r.memory.id), -1.0) >= floor
+            or (
+                (r.scope, r.memory.id) in worded
+                and by_meaning.get((r.scope, r.memory.id), floor) >= floor / 2
+            )
         ]
     if with_links and results:
         results = _with_links(ctx, results)
