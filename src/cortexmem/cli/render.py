@@ -137,7 +137,8 @@ def status_report(report: dict[str, Any]) -> None:
         if store.get("transcripts") or store.get("observations"):
             console.print(
                 f"  captured: {store['transcripts']} transcripts, "
-                f"{store['observations']} tool observations, last {store['last_capture'] or '-'}"
+                f"{store['observations']} tool observations, {store.get('episodes', 0)} episodes, "
+                f"last {store['last_capture'] or '-'}"
                 + (
                     f", {report['queued_transcripts']} queued"
                     if scope == "project" and report.get("queued_transcripts")
