@@ -29,6 +29,10 @@ from cortexmem.services.context import SCOPES, Context, Scope
 from cortexmem.store.protocols import Store
 
 VECTOR_POOL = CANDIDATE_POOL
+# With a floor, a result found by meaning alone is kept within this of the best cosine.
+MEANING_SPREAD = 0.15
+# ... and, when words found results too, at least this close in meaning.
+MEANING_BESIDE_WORDS = 0.55
 
 
 class QueryEmbedder(Protocol):
@@ -119,10 +123,15 @@ def recall(
         worded = {(c.scope, c.memory.id) for c in lexical + ep_lexical}
         # Kept: what comes close in meaning, and what words found that has no vector yet or
         # is not far off in meaning; weak matches by meaning or by a stray word are dropped.
+        # By meaning alone, a result also stays near the best one (short texts that share
+        # only the project's label come out alike).
+        bar = max(floor, max(by_meaning.values()) - MEANING_SPREAD)
+        if any(key in worded for key in by_meaning):
+            bar = max(bar, MEANING_BESIDE_WORDS)  # words found it: meaning alone must be clear
         results = [
             r
             for r in results
-            if by_meaning.get((r.scope, r.memory.id), -1.0) >= floor
+            if by_meaning.get((r.scope, r.memory.id), -1.0) >= bar
             or (
                 (r.scope, r.memory.id) in worded
                 and by_meaning.get((r.scope, r.memory.id), floor) >= floor / 2
