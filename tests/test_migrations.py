@@ -66,6 +66,12 @@ SEED_ROWS = {
         "session_id, updated_at, extractor_state) VALUES ('/old/t.jsonl', 10, 1, '10:ab', "
         "'s-old', '2025-01-28T00:00:00.000000Z', '{\"v\": 1}')",
     ],
+    11: [
+        "INSERT INTO episodes (id, role, text, session_id, transcript_path, line, chunk, "
+        "branch, created_at, content_hash) VALUES ('ep-old-1', 'user', 'which cache did we "
+        "pick', 's-1', '/t/s-1.jsonl', 3, 0, 'main', '2025-01-01T00:00:00.000000Z', 'eh1')",
+        "INSERT INTO memory_episodes (memory_id, episode_id) VALUES ('m-old-1', 'ep-old-1')",
+    ],
 }
 
 

@@ -14,7 +14,9 @@ from conftest import cortex, imported
 
 def test_json_commands_stay_lean(repo: Path):
     assert cortex("remember", "lean imports matter", cwd=repo).returncode == 0
-    for args in (("status", "--json"), ("recall", "--json", "imports"), ("remember", "x")):
+    # (recall loads the model once the store has vectors: `remember` embeds at once, so a
+    # remembered memory is found by meaning straight away; a hook never remembers)
+    for args in (("status", "--json"),):
         result = cortex(*args, cwd=repo)
         assert result.returncode == 0, result.stderr
         assert imported(result) == [], args
@@ -85,13 +87,15 @@ def run_in_terminal(args: list[str], cwd: Path, answer: str) -> tuple[int, str]:
 
 
 def test_forget_query_asks_in_a_terminal(repo: Path):
-    for text in ("redis runs on 6379 locally", "redis cache keys expire hourly", "unrelated"):
+    # (a real sentence: one word alone is mostly the project label to the embedding model)
+    for text in ("redis runs on 6379 locally", "redis cache keys expire hourly",
+                 "the frontend uses tailwind for styling"):  # fmt: skip
         assert cortex("remember", text, cwd=repo).returncode == 0
     code, out = run_in_terminal(["forget", "--query", "redis cache"], repo, "1")
     assert code == 0, out
     assert "Archive which?" in out and out.count("Archived ") == 1
     listing = json.loads(cortex("recall", "--json", "redis", cwd=repo).stdout)
-    assert len(listing) == 1  # one of the two was archived, the other is still there
+    assert len(listing) == 1, listing  # one of the two was archived, the other is still there
 
 
 def test_reset_asks_in_a_terminal_and_no_means_no(repo: Path):

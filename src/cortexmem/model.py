@@ -447,6 +447,70 @@ class Event:
         return cls(**known)
 
 
+EPISODE_ROLES: Final = ("user", "assistant", "summary", "subagent", "tool_error")
+
+
+@dataclass(frozen=True)
+class Episode:
+    """One chunk of what was said in a session, kept searchable as it was said (redacted).
+
+    ``role`` is who said it: the person (``user``), the assistant, a compaction summary, a
+    subagent's report, or the text of a failing tool call (``tool_error``). ``chunk`` numbers
+    the pieces of one long message. Provenance says where it was read: the session, the
+    transcript file and line, the branch and the time the message was written.
+    """
+
+    text: str
+    role: str = "user"
+    session_id: str | None = None
+    transcript_path: str | None = None
+    line: int | None = None
+    chunk: int = 0
+    branch: str | None = None
+    created_at: str = field(default_factory=utc_now)
+    id: str = field(default_factory=lambda: new_id("ep"))
+
+    def __post_init__(self) -> None:
+        put = object.__setattr__
+        put(self, "text", _text("text", self.text))
+        if not self.text.strip():
+            raise ValueError("an episode needs some text")
+        _check_choice("role", self.role, EPISODE_ROLES)
+        for name in ("session_id", "transcript_path", "branch"):
+            put(self, name, _text(name, getattr(self, name), optional=True))
+        if self.line is not None:
+            _integer("line", self.line, 0, MAX_INT)
+        _integer("chunk", self.chunk, 0, MAX_INT)
+        _timestamp("created_at", self.created_at)
+        if not isinstance(self.id, str) or not is_valid_id(self.id):
+            raise ValueError(f"episode id is not a valid id: {self.id!r}")
+
+    @property
+    def content_hash(self) -> str:
+        """The same words said in the same session by the same role are one episode."""
+        return content_hash(self.role, self.text, self.session_id or "")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "role": self.role,
+            "text": self.text,
+            "session_id": self.session_id,
+            "transcript_path": self.transcript_path,
+            "line": self.line,
+            "chunk": self.chunk,
+            "branch": self.branch,
+            "created_at": self.created_at,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Episode:
+        known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
+        if "created_at" in known:
+            known["created_at"] = normalise_time(known["created_at"])
+        return cls(**known)
+
+
 @dataclass(frozen=True)
 class ExtractionCursor:
     """How far extraction has read one transcript, so the next pass resumes exactly there.

@@ -15,9 +15,18 @@ import pytest
 
 from cortexmem.core.filters import MemoryFilter
 from cortexmem.errors import CortexError, NotFound, StoreCorrupt
-from cortexmem.model import Edge, Event, ExtractionCursor, Memory, Observation, Provenance
+from cortexmem.model import (
+    Edge,
+    Episode,
+    Event,
+    ExtractionCursor,
+    Memory,
+    Observation,
+    Provenance,
+)
 from cortexmem.store.protocols import (
     BackupStore,
+    EpisodeStore,
     EventStore,
     GraphStore,
     LifecycleStore,
@@ -55,6 +64,7 @@ def test_the_backend_implements_every_protocol(store: Store):
         GraphStore,
         UpkeepStore,
         EventStore,
+        EpisodeStore,
         LifecycleStore,
         BackupStore,
         Store,
@@ -315,3 +325,65 @@ def test_snapshot_and_import_are_idempotent(store: Store, tmp_path: Path):
         assert orphan.edges_added == 0 and len(orphan.skipped) == 1
     finally:
         other.close()
+
+
+# ----------------------------------------------------------------- episodes
+
+
+def _episode(text: str, line: int = 1, session: str = "s-1", role: str = "user") -> Episode:
+    return Episode(text, role=role, session_id=session, transcript_path="/t/s.jsonl", line=line)
+
+
+def test_episodes_are_stored_once_by_content(store: Store):
+    said = [
+        _episode("Which queue do the billing workers use?"),
+        _episode("RabbitMQ.", 2, role="assistant"),
+    ]
+    assert store.add_episodes(said) == 2
+    assert store.add_episodes([_episode("Which queue do the billing workers use?", 9)]) == 0
+    assert store.episode_counts().episodes == 2
+    assert store.episode_counts().by_role == {"user": 1, "assistant": 1}
+    # the same words in another session are another episode
+    assert store.add_episodes([_episode("RabbitMQ.", 2, "s-2", "assistant")]) == 1
+
+
+def test_episodes_read_back_whole(store: Store):
+    episode = _episode("The upload test needs TUSD_ENDPOINT set.", 7)
+    store.add_episodes([episode])
+    assert store.get_episode(episode.id) == episode
+    assert store.get_episode("ep-missing") is None
+    assert list(store.iter_episodes("s-1")) == [episode]
+    assert list(store.iter_episodes("s-other")) == []
+
+
+def test_episodes_are_searched_by_words_stemmed(store: Store):
+    store.add_episodes([_episode("The uploads failed on the staging bucket.", 1),
+                        _episode("Lunch is at noon.", 2)])  # fmt: skip
+    hits = store.search_episodes("upload failing?", 10)
+    assert [e.line for _, e, _ in hits] == [1]
+    seq, _, relevance = hits[0]
+    assert relevance > 0 and store.episodes_by_seq([seq])[seq].line == 1
+    assert store.search_episodes("", 10) == []
+
+
+def test_episode_vectors_backlog_and_state(store: Store):
+    store.add_episodes([_episode("one episode here", 1), _episode("another episode", 2)])
+    backlog = store.episode_embedding_backlog("m", 10)
+    assert len(backlog) == 2 and store.episode_embedding_backlog_size("m") == 2
+    vector = (b"\x00\x00\x80\x3f") * 4
+    assert store.put_episode_embeddings("m", 4, [(seq, vector) for seq, _ in backlog]) == 2
+    assert store.episode_embedding_backlog_size("m") == 0
+    count, version = store.episode_embedding_state("m")
+    assert count == 2 and version >= 1
+    rows = store.load_episode_embeddings("m")
+    assert [r[0] for r in rows] == [seq for seq, _ in backlog] and rows[0][2] == "user"
+    assert store.load_episode_embeddings("m", version) == []
+    assert store.episode_embedding_backlog_size("other") == 2
+
+
+def test_capture_records_episodes_in_its_transaction(store: Store):
+    cursor = ExtractionCursor(transcript_path="/t/s.jsonl", offset=10, line=1)
+    result = store.record_capture([], lambda _: [], cursor, episodes=[_episode("said once, kept")])
+    assert result.episodes_added == 1
+    again = store.record_capture([], lambda _: [], cursor, episodes=[_episode("said once, kept")])
+    assert again.episodes_added == 0 and store.episode_counts().episodes == 1

@@ -237,6 +237,7 @@ def remember(
         pinned=pin,
         tags=tags,
         summary=summary,
+        embed=True,
     )
     if as_json:
         print_json({"created": created, "memory": memory.to_dict()})
@@ -308,6 +309,7 @@ def recall(
     gotchas and patterns are shared by all branches; progress and context are filtered to the
     current branch unless --all-branches.
     """
+    from cortexmem.core.fusion import RELEVANCE_FLOOR
     from cortexmem.services.memories import scopes_for
     from cortexmem.services.recall import recall as do_recall
 
@@ -325,17 +327,23 @@ def recall(
         limit=limit,
         alpha=alpha,
         statuses=("active", "archived") if with_archived else ("active",),
+        floor=RELEVANCE_FLOOR,
     )
     if as_json:
         print_json(
             [
                 {
                     "rank": i,
+                    "kind": r.kind,
                     "score": round(r.score, 6),
                     "relevance": round(r.relevance, 6),
                     "importance": round(r.importance, 6),
                     "scope": r.scope,
-                    "memory": r.memory.to_dict(),
+                    **(
+                        {"episode": r.episode.to_dict()}
+                        if r.episode is not None
+                        else {"memory": r.memory.to_dict()}
+                    ),
                     "linked": [m.to_dict() for m in r.linked],
                 }
                 for i, r in enumerate(results, start=1)

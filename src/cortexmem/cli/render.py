@@ -39,11 +39,23 @@ CODE_LINES = 12
 def recall_table(results: Sequence[Ranked], query: str) -> None:
     """A numbered list, two lines per memory: readable in an 80-column terminal."""
     if not results:
-        console.print(f"No memories match [bold]{escape(query)}[/].")
+        console.print(f"Nothing relevant found for [bold]{escape(query)}[/].")
         return
     console.print(f"[bold]Recall:[/] {escape(query)}")
     for i, r in enumerate(results, start=1):
         m = r.memory
+        if r.episode is not None:
+            ep = r.episode
+            label = f"said: {ep.role}"
+            width = max(30, console.width - 9 - len(label))
+            console.print(f"{i:>3}. [bold]\\[{label}][/] {escape(headline(m, width))}")
+            where = f"{ep.transcript_path or '?'}:{ep.line}" if ep.line else "?"
+            details = [ep.id, f"score {r.score:.2f}", r.scope, age(ep.created_at)]
+            details += [f"session {ep.session_id}"] if ep.session_id else []
+            details += [ep.branch] if ep.branch else []
+            console.print("     [dim]" + escape(" · ".join(details)) + "[/]")
+            console.print("     [dim]" + escape(where) + "[/]", soft_wrap=True)
+            continue
         pin = " 📌" if m.pinned else ""
         width = max(30, console.width - 9 - len(m.memory_type) - len(pin))
         console.print(f"{i:>3}. [bold]\\[{m.memory_type}][/]{pin} {escape(headline(m, width))}")
@@ -125,7 +137,8 @@ def status_report(report: dict[str, Any]) -> None:
         if store.get("transcripts") or store.get("observations"):
             console.print(
                 f"  captured: {store['transcripts']} transcripts, "
-                f"{store['observations']} tool observations, last {store['last_capture'] or '-'}"
+                f"{store['observations']} tool observations, {store.get('episodes', 0)} episodes, "
+                f"last {store['last_capture'] or '-'}"
                 + (
                     f", {report['queued_transcripts']} queued"
                     if scope == "project" and report.get("queued_transcripts")

@@ -45,6 +45,9 @@ RRF_K = 10
 DEFAULT_ALPHA = 0.4
 STABLE_TYPES = frozenset({"decision", "architecture", "code", "code_description"})
 RECENCY_FLOOR = 0.75
+# The cosine similarity (local MiniLM) below which nothing a store holds bears on a query:
+# unrelated text sits around 0.0-0.30, a related memory or passage at 0.35 and above.
+RELEVANCE_FLOOR = 0.35
 RECENCY_DAYS = 365.0
 
 
@@ -75,6 +78,11 @@ def _age_days(created_at: str, now: datetime) -> float:
         return 0.0
 
 
+# What was said counts a little less than what was distilled from it at the same rank: a typed
+# memory and the raw prompt it answers tie otherwise, and the memory is the answer.
+EPISODE_WEIGHT = 0.85
+
+
 def hybrid_rank(
     lexical: Iterable[Candidate],
     vector: Iterable[Candidate],
@@ -83,18 +91,35 @@ def hybrid_rank(
     limit: int,
     now: datetime,
     text_weight: float = TEXT_WEIGHT,
+    episode_lexical: Iterable[Candidate] = (),
+    episode_vector: Iterable[Candidate] = (),
 ) -> list[Ranked]:
-    """Fuse both legs (candidates from any number of stores) and rank; first ``limit``."""
+    """Fuse both legs (candidates from any number of stores) and rank; first ``limit``.
+
+    Episodes (what was said) come as two more legs of their own, fused by rank beside the
+    memories' legs (BM25 scores of two indexes are not on one scale; ranks are): the best
+    episode and the best memory of a leg fuse equally, and the rank formula then prefers the
+    typed memory (episodes carry a lower confidence and priority), while an episode that
+    answers better than a weak memory still outranks it."""
+    if not 0.0 <= alpha <= 1.0:
+        raise ValueError(f"alpha must be between 0 and 1; got {alpha}")
 
     def key(c: Candidate) -> tuple[str, str]:
         return (c.scope, c.memory.id)
 
-    # The same id can be in both stores (an export imported as global): scope breaks that tie.
-    lex = sorted(lexical, key=lambda c: (-c.relevance, c.memory.id, c.scope))
-    vec = sorted(vector, key=lambda c: (-c.relevance, c.memory.id, c.scope))
-    by_key = {key(c): c for c in vec}
-    by_key.update({key(c): c for c in lex})
+    def ordered(cands: Iterable[Candidate]) -> list[Candidate]:
+        # The same id can be in both stores (an export imported as global): scope breaks that tie.
+        return sorted(cands, key=lambda c: (-c.relevance, c.memory.id, c.scope))
+
+    lex, vec = ordered(lexical), ordered(vector)
+    ep_lex, ep_vec = ordered(episode_lexical), ordered(episode_vector)
+    by_key: dict[tuple[str, str], Candidate] = {}
+    for leg in (ep_vec, ep_lex, vec, lex):
+        by_key.update({key(c): c for c in leg})
     fused = rrf([key(c) for c in lex], [key(c) for c in vec], alpha)
+    if ep_lex or ep_vec:
+        for item, score in rrf([key(c) for c in ep_lex], [key(c) for c in ep_vec], alpha).items():
+            fused[item] = fused.get(item, 0.0) + EPISODE_WEIGHT * score
     if not fused:
         return []
     best = max(fused.values())
@@ -107,6 +132,6 @@ def hybrid_rank(
         base = rank_score(c.memory.confidence, c.memory.priority, cent, access)
         final = blend(rel, base, text_weight)
         final *= recency(c.memory.memory_type, _age_days(c.memory.created_at, now))
-        ranked.append(Ranked(c.memory, c.scope, final, rel, base, cent))
+        ranked.append(Ranked(c.memory, c.scope, final, rel, base, cent, episode=c.episode))
     ranked.sort(key=order_key)
     return ranked[: max(0, limit)]

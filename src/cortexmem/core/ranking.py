@@ -21,7 +21,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from cortexmem.model import Memory
+from cortexmem.model import Episode, Memory
 
 TEXT_WEIGHT = 0.7
 CANDIDATE_POOL = 200
@@ -71,6 +71,8 @@ class Candidate:
     in_degree: int = 0
     max_in_degree: int = 0
     max_access: int = 0
+    # Set when the candidate is an episode (what was said), served in the shape of a memory.
+    episode: Episode | None = None
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,13 @@ class Ranked:
     centrality: float
     # What comes with it: the code a prose description describes (``source_of``).
     linked: tuple[Memory, ...] = ()
+    # Set when the result is an episode (what was said) rather than a memory.
+    episode: Episode | None = None
+
+    @property
+    def kind(self) -> str:
+        """``"episode"`` or ``"memory"``."""
+        return "memory" if self.episode is None else "episode"
 
 
 def rank(
@@ -96,7 +105,11 @@ def rank(
         rel = c.relevance / best if best > 0 else 0.0
         cent = centrality(c.in_degree, c.max_in_degree)
         imp = importance(c.memory.priority, cent, access_score(c.memory.access_count, c.max_access))
-        ranked.append(Ranked(c.memory, c.scope, blend(rel, imp, text_weight), rel, imp, cent))
+        ranked.append(
+            Ranked(
+                c.memory, c.scope, blend(rel, imp, text_weight), rel, imp, cent, episode=c.episode
+            )
+        )
     ranked.sort(key=order_key)
     return ranked[: max(0, limit)]
 

@@ -14,6 +14,7 @@ from cortexmem.services.context import Context
 from cortexmem.services.recall import QueryEmbedder, recall
 
 CANDIDATES = 10
+EPISODE_MARGIN = 0.06
 
 
 @dataclass
@@ -38,16 +39,30 @@ def anticipate(
     )  # fmt: skip
     if not similarity:
         return Anticipation()
+    # An episode is raw conversation: it must be clearly closer to the prompt than a typed
+    # memory to be put in front of the assistant unasked (``EPISODE_MARGIN``).
     picks = select(
-        [Pick(r.memory, similarity.get((r.scope, r.memory.id), 0.0)) for r in ranked],
+        [
+            Pick(
+                r.memory,
+                similarity.get((r.scope, r.memory.id), 0.0)
+                - (EPISODE_MARGIN if r.episode is not None else 0.0),
+            )
+            for r in ranked
+        ],
         floor=baseline(list(similarity.values())),
     )
     text = render(picks)
     if not text:
         return Anticipation()
     shown = [p for p in picks if p.memory.id in text]
+    said = {r.memory.id for r in ranked if r.episode is not None}
     when = utc_now()
     for scope, store in ctx.existing():
-        ids = [p.memory.id for p in shown if (scope, p.memory.id) in similarity]
+        ids = [
+            p.memory.id
+            for p in shown
+            if (scope, p.memory.id) in similarity and p.memory.id not in said
+        ]
         store.record_access(ids, when)
     return Anticipation(text, [p.memory.id for p in shown], [p.similarity for p in shown])

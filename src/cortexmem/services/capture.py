@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from cortexmem.core.episodes import EpisodeCollector
 from cortexmem.core.extraction.digest import DIGEST_KINDS, digest_tag, session_digest
 from cortexmem.core.extraction.events import ExtractionContext
 from cortexmem.core.extraction.extractor import Extractor
@@ -35,7 +36,7 @@ from cortexmem.core.extraction.memories import to_memories
 from cortexmem.core.observations import to_observations
 from cortexmem.core.redact import redact_deep
 from cortexmem.core.session import Dialect, Entry, ParseStats, RawLine, SessionInfo
-from cortexmem.model import Event, ExtractionCursor, Provenance, utc_now
+from cortexmem.model import Episode, Event, ExtractionCursor, Provenance, utc_now
 from cortexmem.project.files import write_atomic
 from cortexmem.project.git import changed_files
 from cortexmem.project.log import log_line
@@ -58,6 +59,7 @@ class TranscriptReport:
     entries: int = 0
     events_added: int = 0
     memories_added: int = 0
+    episodes_added: int = 0
     restarted: bool = False
     finished: bool = True
     partial_tail: bool = False
@@ -66,6 +68,7 @@ class TranscriptReport:
     def add(self, result: CaptureResult) -> None:
         self.events_added += result.events_added
         self.memories_added += result.memories_added
+        self.episodes_added += result.episodes_added
 
 
 @dataclass
@@ -232,8 +235,12 @@ def capture_transcript(
     # A pass that read entries owes the session a new digest; the debt is saved with the
     # cursor, so a pass killed between its last commit and the digest pays it next time.
     digest_due = saved is not None and offset > 0 and _digest_due(saved.state)
+    said = EpisodeCollector(
+        session_id=session_id, transcript_path=key, branch=branch, dialect=reader.dialect
+    )
     stats = ParseStats()
     events: list[Event] = []
+    episodes: list[Episode] = []
     pending_lines = 0
     end, end_line = offset, line
 
@@ -248,17 +255,17 @@ def capture_transcript(
         )
 
     def commit_batch(final: bool) -> None:
-        nonlocal events, pending_lines
+        nonlocal events, episodes, pending_lines
         if final:
             events.extend(extractor.finish())
         cursor = cursor_at(digest_due or report.entries > 0)
         try:
-            report.add(store.record_capture(events, memories_for, cursor))
+            report.add(store.record_capture(events, memories_for, cursor, episodes=episodes))
         except Exception as exc:
             if not is_data_error(exc):
                 raise
-            # One event that cannot be stored must not hold back the others: store them one
-            # by one, quarantine what fails, then move the cursor.
+            # One event or episode that cannot be stored must not hold back the others: store
+            # them one by one, quarantine what fails, then move the cursor.
             for event in events:
                 try:
                     report.add(store.record_capture([event], memories_for, None))
@@ -266,14 +273,22 @@ def capture_transcript(
                     if not is_data_error(one):
                         raise
                     bad(f"{key}:{event.provenance.line}", event.to_dict(), one)
+            for episode in episodes:
+                try:
+                    report.add(store.record_capture([], memories_for, None, episodes=[episode]))
+                except Exception as one:
+                    if not is_data_error(one):
+                        raise
+                    bad(f"{key}:{episode.line}", episode.text, one)
             report.add(store.record_capture([], memories_for, cursor))
-        events, pending_lines = [], 0
+        events, episodes, pending_lines = [], [], 0
 
     for entry, raw in reader.iter_entries(path, offset, line, stats):
         if entry is not None:
             report.entries += 1
             try:
                 events.extend(extractor.feed(entry))
+                episodes.extend(said.feed(entry))
             except Exception as exc:  # a line that breaks extraction is set aside, not fatal
                 text = raw.data.decode("utf-8", "replace") if raw.data is not None else None
                 bad(f"{key}:{raw.number}", text, exc)

@@ -10,15 +10,16 @@ the recall server drains the backlog between requests, and ``cortex reindex`` on
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from cortexmem.ai import Routing, effective_route, embed, embedding_text, routing_for
-from cortexmem.model import Memory
+from cortexmem.model import Episode, Memory
 from cortexmem.services.context import Context
-from cortexmem.store.protocols import VectorStore
+from cortexmem.store.protocols import EpisodeStore, VectorStore
 
 BATCH = 50
 
@@ -62,10 +63,24 @@ class Embedder:
         )
         return found.vectors[0]
 
+    def episodes(self, episodes: Sequence[Episode], project: str | None) -> Any:
+        """Episodes are embedded like a query's text: no type label, the project's name."""
+        texts = [embedding_text(None, project, e.text) for e in episodes]
+        return embed(texts, use="code", routing=self.routing).vectors
+
+    @property
+    def embeds_episodes(self) -> bool:
+        """Episodes hold code as it was pasted: embedded only where code may go (local)."""
+        return not self.skip_types
+
     def memories(self, memories: Sequence[Memory], project: str | None) -> Any:
         texts = [memory_text(m, project) for m in memories]
         use = "code" if memories and all(m.memory_type == "code" for m in memories) else "memory"
         return embed(texts, use=use, routing=self.routing).vectors
+
+
+class SyncedStore(VectorStore, EpisodeStore, Protocol):
+    """What the sync reads and writes: memories' vectors and episodes' vectors."""
 
 
 @dataclass
@@ -80,7 +95,7 @@ class SyncReport:
 
 
 def sync(
-    store: VectorStore,
+    store: SyncedStore,
     embedder: Embedder,
     *,
     project: str | None,
@@ -114,7 +129,22 @@ def sync(
         report.embedded += len(items)
         if on_batch is not None:
             on_batch(len(items))
+    while embedder.embeds_episodes and (deadline is None or time.monotonic() < deadline):
+        said = store.episode_embedding_backlog(embedder.model, batch)
+        if not said:
+            break
+        vectors = embedder.episodes([e for _, e in said], project)
+        store.put_episode_embeddings(
+            embedder.model,
+            int(vectors.shape[1]),
+            [(seq, vector_bytes(v)) for (seq, _), v in zip(said, vectors, strict=True)],
+        )
+        report.embedded += len(said)
+        if on_batch is not None:
+            on_batch(len(said))
     report.remaining = store.embedding_backlog_size(embedder.model, embedder.skip_types)
+    if embedder.embeds_episodes:
+        report.remaining += store.episode_embedding_backlog_size(embedder.model)
     return report
 
 
@@ -141,3 +171,34 @@ def sync_context(
         total.embedded += part.embedded
         total.remaining += part.remaining
     return total
+
+
+def embed_now(ctx: Context, memory: Memory, scope: str = "project") -> bool:
+    """Embed one memory at once (``cortex remember``, MCP ``remember``) so recall finds it by
+    meaning straight away, when the configured model is the local one (it loads in a fraction
+    of a second; a remote one waits for the recall server or ``cortex reindex``). Fail-soft:
+    the memory is stored whatever happens here; a failure is logged. True when embedded."""
+    from cortexmem.project.log import log_line
+
+    try:
+        routing = routing_for(ctx.paths.data_dir if scope == "project" else None)
+        route = effective_route("memory", routing)
+        if route.remote or (
+            memory.memory_type == "code" and effective_route("code", routing).remote
+        ):
+            return False
+        from cortexmem.services.vectors import vector_bytes
+
+        store = ctx.writable(scope)  # type: ignore[arg-type]
+        seq = store.seq_of([memory.id]).get(memory.id)
+        if seq is None:
+            return False
+        embedder = Embedder(routing, ctx.paths.name if scope == "project" else None)
+        vectors = embedder.memories([memory], embedder.project)
+        store.relabel_embeddings(embedder.model, embedder.project or "")
+        row = (seq, memory.content_hash, vector_bytes(vectors[0]))
+        return store.put_embeddings(embedder.model, int(vectors.shape[1]), [row]) > 0
+    except Exception as exc:  # fail-soft: the memory is stored already
+        with contextlib.suppress(OSError):
+            log_line(ctx.paths.log, f"remember: embedding {memory.id} failed: {exc!r}")
+        return False

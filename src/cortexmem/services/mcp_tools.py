@@ -19,7 +19,14 @@ import re
 from typing import Any
 
 from cortexmem.errors import CortexError
-from cortexmem.model import BRANCH_SCOPED_TYPES, MEMORY_TYPES, RELATION_TYPES, Event, Memory
+from cortexmem.model import (
+    BRANCH_SCOPED_TYPES,
+    MEMORY_TYPES,
+    RELATION_TYPES,
+    Episode,
+    Event,
+    Memory,
+)
 from cortexmem.services.context import Context
 
 MAX_QUERY_CHARS = 2_000
@@ -86,6 +93,28 @@ def branch_filter(ctx: Context, branch: str | None, all_branches: bool) -> tuple
 
 
 # ------------------------------------------------------------------------------- rendering
+
+
+def episode_record(episode: Episode, scope: str) -> dict[str, Any]:
+    """An episode (what was said) as the assistant sees it: the words and where they were
+    said (role, session, transcript line, branch, time)."""
+    text = episode.text
+    if len(text) > CONTENT_CHARS:
+        text = text[:CONTENT_CHARS].rstrip() + f" … [{len(episode.text)} chars]"
+    record: dict[str, Any] = {
+        "kind": "episode",
+        "id": episode.id,
+        "role": episode.role,
+        "scope": scope,
+        "content": text,
+        "session": episode.session_id,
+        "transcript": episode.transcript_path,
+        "line": episode.line,
+    }
+    if episode.branch:
+        record["branch"] = episode.branch
+    record["created"] = episode.created_at[:19] + "Z"
+    return record
 
 
 def memory_record(memory: Memory, scope: str, *, full: bool = False) -> dict[str, Any]:
@@ -158,6 +187,7 @@ def search(
     limit: int = 10,
 ) -> dict[str, Any]:
     """Hybrid recall (words + meaning) over the project and global stores."""
+    from cortexmem.core.fusion import RELEVANCE_FLOOR
     from cortexmem.services.memories import scopes_for
     from cortexmem.services.recall import recall
 
@@ -167,10 +197,13 @@ def search(
     check_range(limit, "limit", SEARCH_LIMIT)
     branch, all_branches = branch_filter(ctx, branch, all_branches)
     results = recall(ctx, text, types=wanted, scopes=scopes_for(scope), branch=branch,
-                     all_branches=all_branches, limit=limit)  # fmt: skip
+                     all_branches=all_branches, limit=limit, floor=RELEVANCE_FLOOR)  # fmt: skip
     found = []
     for r in results:
-        record = memory_record(r.memory, r.scope) | {"score": round(r.score, 3)}
+        if r.episode is not None:
+            found.append(episode_record(r.episode, r.scope) | {"score": round(r.score, 3)})
+            continue
+        record = memory_record(r.memory, r.scope) | {"kind": "memory", "score": round(r.score, 3)}
         if r.linked:
             record["code"] = [memory_record(m, r.scope) for m in r.linked]
         found.append(record)
@@ -323,6 +356,7 @@ def remember(
         pinned=pinned,
         source_type="self_report",
         branch=check_branch(branch),
+        embed=True,
     )
     return {"created": created, "memory": memory_record(memory, scope)}
 

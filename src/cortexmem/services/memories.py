@@ -35,8 +35,12 @@ def remember(
     source_type: str = "manual",
     session: str | None = None,
     branch: str | None = None,
+    embed: bool = False,
 ) -> tuple[Memory, bool]:
     """Store a memory (or find the identical one already stored). Returns (memory, created).
+
+    ``embed`` embeds it at once with the local model (an explicit remember: findable by
+    meaning straight away; never from a hook), fail-soft (``services.embedding.embed_now``).
 
     ``branch`` is the branch recorded with it: the current one unless another is named (then
     no commit is recorded: HEAD is not on that branch)."""
@@ -64,7 +68,12 @@ def remember(
         )
     except ValueError as exc:
         raise CortexError(str(exc)) from exc
-    return ctx.writable(scope).add_memory(memory)
+    stored, created = ctx.writable(scope).add_memory(memory)
+    if embed:
+        from cortexmem.services.embedding import embed_now
+
+        embed_now(ctx, stored, scope)
+    return stored, created
 
 
 def _auto_summary(content: str) -> str:

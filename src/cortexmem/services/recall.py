@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from cortexmem import settings
+from cortexmem.core.episodes import EPISODE_TAG, as_memory
 from cortexmem.core.filters import MemoryFilter
 from cortexmem.core.fusion import DEFAULT_ALPHA, hybrid_rank
 from cortexmem.core.ranking import CANDIDATE_POOL, Candidate, Ranked, rank
@@ -28,6 +29,10 @@ from cortexmem.services.context import SCOPES, Context, Scope
 from cortexmem.store.protocols import Store
 
 VECTOR_POOL = CANDIDATE_POOL
+# With a floor, a result found by meaning alone is kept within this of the best cosine.
+MEANING_SPREAD = 0.15
+# ... and, when words found results too, at least this close in meaning.
+MEANING_BESIDE_WORDS = 0.55
 
 
 class QueryEmbedder(Protocol):
@@ -56,6 +61,8 @@ def recall(
     embedder: QueryEmbedder | None = None,
     with_links: bool = True,
     similarities: dict[tuple[str, str], float] | None = None,
+    episodes: bool = True,
+    floor: float | None = None,
 ) -> list[Ranked]:
     """The best ``limit`` memories for ``query``.
 
@@ -66,6 +73,12 @@ def recall(
     ``similarities``, when given, receives the cosine similarity of every vector candidate by
     ``(scope, id)`` (anticipatory retrieval judges relevance by it). ``statuses`` with
     "archived" serves archived memories too, and restores those the lifecycle archived.
+    ``episodes`` (what was said in sessions) are searched beside the memories unless turned off
+    or ``types`` names memory types only (``"episode"`` in ``types`` asks for them); they are
+    not filtered by branch or status (they are the record), and their results carry ``episode``.
+    ``floor`` (a cosine similarity, e.g. ``RELEVANCE_FLOOR``): when the query's meaning is
+    known (vectors exist) and nothing comes that close, nothing is relevant: the answer is
+    empty; a result found by meaning alone below the floor is dropped.
     """
     query = clean_text(query)  # argv / JSON text may hold lone surrogates or NULs
     if not all_branches and branch is None:
@@ -74,28 +87,62 @@ def recall(
     limit = min(limit, CANDIDATE_POOL)
     alpha = default_alpha() if alpha is None else min(1.0, max(0.0, float(alpha)))
     stores = ctx.existing(scopes)
+    episodes = episodes and (not types or EPISODE_TAG in types)
     # The vector leg's heavy part (embedding the query, the matrix product) runs in a worker
     # thread while this one runs FTS5: both release the GIL, so the legs overlap.
-    pending = VectorSearch.start(ctx, stores, query, flt, embedder) if alpha > 0.0 else None
+    pending = (
+        VectorSearch.start(ctx, stores, query, flt, embedder, episodes=episodes)
+        if alpha > 0.0
+        else None
+    )
     lexical: list[Candidate] = []
+    ep_lexical: list[Candidate] = []
     if alpha < 1.0:
         for scope, store in stores:
             lexical += store.search_text(query, flt, CANDIDATE_POOL, scope)
+            if episodes:
+                ep_lexical += [
+                    Candidate(as_memory(ep), scope, relevance, episode=ep)
+                    for _, ep, relevance in store.search_episodes(query, CANDIDATE_POOL)
+                ]
     vector = pending.candidates() if pending is not None else []
+    ep_vector = pending.episode_candidates() if pending is not None else []
     if similarities is not None:
-        similarities.update({(c.scope, c.memory.id): c.relevance for c in vector})
-    if alpha > 0.0 and not vector and alpha < 1.0:
+        similarities.update({(c.scope, c.memory.id): c.relevance for c in vector + ep_vector})
+    by_meaning = {(c.scope, c.memory.id): c.relevance for c in vector + ep_vector}
+    if alpha > 0.0 and not vector and not ep_vector and alpha < 1.0:
         alpha = 0.0  # nothing embedded yet: the lexical ranking, unchanged
-    if alpha == 0.0:
+    if alpha == 0.0 and not ep_lexical:
         results = rank(lexical, limit)  # lexical only: BM25 relevance blended with importance
     else:
-        results = hybrid_rank(lexical, vector, alpha=alpha, limit=limit, now=datetime.now(UTC))
+        results = hybrid_rank(
+            lexical, vector, alpha=alpha, limit=limit, now=datetime.now(UTC),
+            episode_lexical=ep_lexical, episode_vector=ep_vector,
+        )  # fmt: skip
+    if floor is not None and by_meaning:
+        worded = {(c.scope, c.memory.id) for c in lexical + ep_lexical}
+        # Kept: what comes close in meaning, and what words found that has no vector yet or
+        # is not far off in meaning; weak matches by meaning or by a stray word are dropped.
+        # By meaning alone, a result also stays near the best one (short texts that share
+        # only the project's label come out alike).
+        bar = max(floor, max(by_meaning.values()) - MEANING_SPREAD)
+        if any(key in worded for key in by_meaning):
+            bar = max(bar, MEANING_BESIDE_WORDS)  # words found it: meaning alone must be clear
+        results = [
+            r
+            for r in results
+            if by_meaning.get((r.scope, r.memory.id), -1.0) >= bar
+            or (
+                (r.scope, r.memory.id) in worded
+                and by_meaning.get((r.scope, r.memory.id), floor) >= floor / 2
+            )
+        ]
     if with_links and results:
         results = _with_links(ctx, results)
     if count_access and results:
         when = utc_now()
         for scope, store in stores:
-            served = [r.memory.id for r in results if r.scope == scope]
+            served = [r.memory.id for r in results if r.scope == scope and r.episode is None]
             with contextlib.suppress(StoreReadOnly):  # best effort: a read-only store answers
                 store.record_access(served, when)
         if "archived" in statuses:
@@ -126,11 +173,16 @@ class VectorSearch:
     _pool: Any = None
 
     def __init__(
-        self, stores: list[tuple[Scope, Store, Any]], flt: MemoryFilter, future: Any
+        self,
+        stores: list[tuple[Scope, Store, Any]],
+        flt: MemoryFilter,
+        future: Any,
+        episode_stores: list[tuple[Scope, Store, Any]] | None = None,
     ) -> None:
         self.stores = stores  # [(scope, store, index)]
         self.flt = flt
         self.future = future
+        self.episode_stores = episode_stores or []
 
     @classmethod
     def start(
@@ -140,6 +192,8 @@ class VectorSearch:
         query: str,
         flt: MemoryFilter,
         embedder: QueryEmbedder | None,
+        *,
+        episodes: bool = True,
     ) -> VectorSearch | None:
         if embedder is None:
             from cortexmem.services.embedding import configured_model
@@ -148,11 +202,16 @@ class VectorSearch:
         else:
             model = embedder.model
         searchable = [(s, st) for s, st in stores if st.embedding_state(model)[0] > 0]
-        if not searchable:
+        said = (
+            [(s, st) for s, st in stores if st.episode_embedding_state(model)[0] > 0]
+            if episodes
+            else []
+        )
+        if not searchable and not said:
             return None
         from concurrent.futures import ThreadPoolExecutor
 
-        from cortexmem.services.vectors import index_for
+        from cortexmem.services.vectors import episode_index_for, index_for
 
         if embedder is None:
             from cortexmem.services.embedding import Embedder
@@ -160,18 +219,35 @@ class VectorSearch:
             embedder = Embedder.for_context(ctx)
         # Indexes are refreshed here: the store's connection belongs to this thread.
         indexed = [(scope, store, index_for(store, model)) for scope, store in searchable]
+        ep_indexed = [(scope, store, episode_index_for(store, model)) for scope, store in said]
         if cls._pool is None:
             cls._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cortex-vectors")
         chosen = embedder
 
-        def search() -> tuple[Any, list[list[tuple[int, float]]]]:
+        def search() -> tuple[Any, list[list[tuple[int, float]]], list[list[tuple[int, float]]]]:
             vector = chosen.query(query)
-            return vector, [index.search(vector, VECTOR_POOL, flt.types) for *_, index in indexed]
+            return (
+                vector,
+                [index.search(vector, VECTOR_POOL, flt.types) for *_, index in indexed],
+                [index.search(vector, VECTOR_POOL) for *_, index in ep_indexed],
+            )
 
-        return cls(indexed, flt, cls._pool.submit(search))
+        return cls(indexed, flt, cls._pool.submit(search), ep_indexed)
+
+    def episode_candidates(self) -> list[Candidate]:
+        _, _, all_hits = self.future.result()
+        found: list[Candidate] = []
+        for (scope, store, _), hits in zip(self.episode_stores, all_hits, strict=True):
+            by_seq = store.episodes_by_seq(seq for seq, _ in hits)
+            found += [
+                Candidate(as_memory(by_seq[seq]), scope, similarity, episode=by_seq[seq])
+                for seq, similarity in hits
+                if seq in by_seq
+            ]
+        return found
 
     def candidates(self) -> list[Candidate]:
-        vector, all_hits = self.future.result()
+        vector, all_hits, _ = self.future.result()
         found: list[Candidate] = []
         for (scope, store, index), hits in zip(self.stores, all_hits, strict=True):
             picked = store.candidates_by_seq(hits, self.flt, scope)

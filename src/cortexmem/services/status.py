@@ -38,6 +38,7 @@ def status(ctx: Context) -> dict[str, Any]:
                 "edges": counts.edges,
                 "events": counts.events,
                 "observations": counts.observations,
+                "episodes": store.episode_counts().episodes,
                 "transcripts": counts.transcripts,
                 "last_capture": counts.last_capture,
                 "size_bytes": store.size_bytes(),

@@ -18,7 +18,17 @@ from typing import Protocol
 
 import numpy as np
 
-from cortexmem.store.protocols import StoreInfo, VectorStore
+from cortexmem.store.protocols import EpisodeStore, StoreInfo, VectorStore
+
+
+class VectorRows(Protocol):
+    """What a cached index reads: the state of a model's vectors, and the rows since a version."""
+
+    def embedding_state(self, model: str) -> tuple[int, int]: ...
+
+    def load_embeddings(
+        self, model: str, after_version: int = 0
+    ) -> list[tuple[int, int, str, bytes]]: ...
 
 
 @dataclass
@@ -34,7 +44,7 @@ class VectorIndex:
     def __len__(self) -> int:
         return int(self.seqs.shape[0])
 
-    def refresh(self, store: VectorStore) -> None:
+    def refresh(self, store: VectorRows) -> None:
         """Bring the matrix up to date with ``store`` (incrementally when it only grew)."""
         count, version = store.embedding_state(self.model)
         if (count, version) == (self.count, self.version):
@@ -109,6 +119,37 @@ def index_for(store: IndexedStore, model: str) -> VectorIndex:
         if index is None:
             index = _CACHE[key] = VectorIndex(model)
         index.refresh(store)
+        return index
+
+
+class _EpisodeVectors:
+    """A store's episode vectors seen as rows of their own index (their own seq space)."""
+
+    def __init__(self, store: EpisodeStore) -> None:
+        self.store = store
+
+    def embedding_state(self, model: str) -> tuple[int, int]:
+        return self.store.episode_embedding_state(model)
+
+    def load_embeddings(
+        self, model: str, after_version: int = 0
+    ) -> list[tuple[int, int, str, bytes]]:
+        return self.store.load_episode_embeddings(model, after_version)
+
+
+class IndexedEpisodes(EpisodeStore, StoreInfo, Protocol):
+    """A store whose episode vectors are cached by its location."""
+
+
+def episode_index_for(store: IndexedEpisodes, model: str) -> VectorIndex:
+    """The process-wide cached index of ``store``'s episode vectors from ``model``, refreshed
+    (the recall server keeps it warm beside the memories' matrix)."""
+    key = (store.location + "#episodes", model)
+    with _LOCK:
+        index = _CACHE.get(key)
+        if index is None:
+            index = _CACHE[key] = VectorIndex(model)
+        index.refresh(_EpisodeVectors(store))
         return index
 
 

@@ -19,7 +19,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from cortexmem.model import Edge, Event, ExtractionCursor, Memory, Observation
+from cortexmem.model import Edge, Episode, Event, ExtractionCursor, Memory, Observation
 
 if TYPE_CHECKING:  # core is only needed for the annotations
     from cortexmem.core.filters import MemoryFilter
@@ -44,6 +44,16 @@ class StoreCounts:
         return sum(self.by_status.values())
 
 
+@dataclass(frozen=True)
+class EpisodeCounts:
+    """How many episodes a store holds, over how many sessions, their characters, by role."""
+
+    episodes: int
+    sessions: int
+    chars: int
+    by_role: dict[str, int] = field(default_factory=dict)
+
+
 @dataclass
 class CaptureResult:
     """What one committed capture batch added (duplicates already seen are not counted)."""
@@ -54,6 +64,7 @@ class CaptureResult:
     memory_ids: list[str] = field(default_factory=list)
     # Memories the lifecycle had archived for fading, brought back by being said again.
     memories_restored: int = 0
+    episodes_added: int = 0
 
 
 @dataclass
@@ -344,13 +355,58 @@ class EventStore(Protocol):
         memories_for: Callable[[list[Event]], list[Memory]],
         cursor: ExtractionCursor | None,
         observations: Sequence[Observation] = (),
+        episodes: Sequence[Episode] = (),
     ) -> CaptureResult:
-        """Events, the memories made from the events not seen before, observations and the
-        cursor that says how far the source was read, all in one transaction: a crash leaves
-        either all of a batch or none of it, so a re-read neither loses nor duplicates."""
+        """Events, the memories made from the events not seen before, observations, episodes
+        (what was said, deduplicated by content hash, bounded per session) and the cursor that
+        says how far the source was read, all in one transaction: a crash leaves either all of
+        a batch or none of it, so a re-read neither loses nor duplicates."""
         ...
 
     def iter_observations(self, session_id: str | None = None) -> Iterator[Observation]: ...
+
+
+@runtime_checkable
+class EpisodeStore(Protocol):
+    """Episodes: what was said in sessions, redacted and chunked, searchable by words and by
+    meaning, linked to the memories drawn from them. Episodes are not memories: no decay, no
+    consolidation, no briefing. Vectors are keyed by the episode's ``seq`` (its own space)."""
+
+    def add_episodes(self, episodes: Sequence[Episode]) -> int:
+        """Store those not stored yet (content hash), bounded per session; how many added."""
+        ...
+
+    def get_episode(self, episode_id: str) -> Episode | None: ...
+
+    def iter_episodes(self, session_id: str | None = None) -> Iterator[Episode]: ...
+
+    def episode_counts(self) -> EpisodeCounts: ...
+
+    def search_episodes(self, query: str, limit: int) -> list[tuple[int, Episode, float]]:
+        """``(seq, episode, relevance)`` best first by BM25 (higher is better)."""
+        ...
+
+    def episodes_by_seq(self, seqs: Iterable[int]) -> dict[int, Episode]: ...
+
+    def episodes_of_memory(self, memory_id: str) -> list[Episode]:
+        """The episodes a memory was drawn from (``derived_from``)."""
+        ...
+
+    def memories_of_episode(self, episode_id: str) -> list[str]: ...
+
+    def episode_embedding_backlog(self, model: str, limit: int) -> list[tuple[int, Episode]]: ...
+
+    def episode_embedding_backlog_size(self, model: str) -> int: ...
+
+    def put_episode_embeddings(
+        self, model: str, dim: int, items: Sequence[tuple[int, bytes]]
+    ) -> int: ...
+
+    def episode_embedding_state(self, model: str) -> tuple[int, int]: ...
+
+    def load_episode_embeddings(
+        self, model: str, after_version: int = 0
+    ) -> list[tuple[int, int, str, bytes]]: ...
 
 
 @runtime_checkable
@@ -409,6 +465,7 @@ class Store(
     GraphStore,
     UpkeepStore,
     EventStore,
+    EpisodeStore,
     LifecycleStore,
     BackupStore,
     Protocol,

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, cast
 if TYPE_CHECKING:
     from cortexmem.store.protocols import (
         BackupStore,
+        EpisodeStore,
         EventStore,
         GraphStore,
         LifecycleStore,
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     _graph: GraphStore = _sqlite
     _upkeep: UpkeepStore = _sqlite
     _events: EventStore = _sqlite
+    _episodes: EpisodeStore = _sqlite
     _lifecycle: LifecycleStore = _sqlite
     _backups: BackupStore = _sqlite
     _store: Store = _sqlite

@@ -39,6 +39,7 @@ from cortexmem.errors import (
 from cortexmem.model import (
     MEMORY_STATUSES,
     Edge,
+    Episode,
     Event,
     ExtractionCursor,
     Memory,
@@ -55,6 +56,7 @@ from cortexmem.store.protocols import (
     StorePass,
     UpkeepState,
 )
+from cortexmem.store.sqlite.episodes import EpisodeRooms, insert_episodes, link_memories
 from cortexmem.store.sqlite.integrity import (
     CORTEX_APPLICATION_ID,
     stamped_ok,
@@ -227,7 +229,7 @@ def start_clock(conn: sqlite3.Connection, seq: int, memory_type: str, created_at
         conn.execute("UPDATE memories SET decayed_at = ? WHERE seq = ?", (start, seq))
 
 
-class SQLiteStore(Transactions):
+class SQLiteStore(EpisodeRooms, Transactions):
     """A Cortex store in one SQLite file. Open with :meth:`open`; use as a context manager.
 
     ``read``, ``write``, ``retry`` and ``backup_under_lock`` are for the SQL modules of this
@@ -869,6 +871,7 @@ class SQLiteStore(Transactions):
         memories_for: Callable[[list[Event]], list[Memory]],
         cursor: ExtractionCursor | None,
         observations: Sequence[Observation] = (),
+        episodes: Sequence[Episode] = (),
     ) -> CaptureResult:
         events = [redact_event(e) for e in events]
         obs_rows = [observation_row(o) for o in observations]
@@ -877,8 +880,10 @@ class SQLiteStore(Transactions):
             result = CaptureResult()
             fresh = [e for e in events if conn.execute(INSERT_EVENT, event_row(e)).rowcount]
             result.events_added = len(fresh)
+            made: list[Memory] = []
             for memory in memories_for(fresh) if fresh else []:
                 memory = redact_memory(memory)
+                made.append(memory)
                 seen = conn.execute(
                     "SELECT 1 FROM memories WHERE content_hash = ? AND status = 'active' LIMIT 1",
                     (memory.content_hash,),
@@ -910,6 +915,11 @@ class SQLiteStore(Transactions):
                 result.memory_ids.append(memory.id)
             for row in obs_rows:
                 result.observations_added += conn.execute(INSERT_OBSERVATION, row).rowcount
+            if episodes:
+                result.episodes_added = insert_episodes(conn, episodes)
+            if result.memory_ids and fresh:
+                added = set(result.memory_ids)
+                link_memories(conn, [m for m in made if m.id in added], fresh)
             if cursor is not None:
                 upsert_cursor(conn, cursor)
             return result
@@ -1224,7 +1234,7 @@ class SQLiteStore(Transactions):
 
 
 # Parents before children, so foreign keys hold while copying.
-_TABLE_ORDER = ("memories", "edges")
+_TABLE_ORDER = ("memories", "edges", "episodes")
 # Kept by triggers from other tables: copying them as well would count everything twice.
 _DERIVED_TABLES = frozenset({"embedding_counts"})
 

@@ -1,0 +1,211 @@
+"""Episodes: what was said in a session, kept as it was said, in bounded, redacted chunks.
+
+Extraction distils memories; episodes keep the words themselves, so a fact no extractor
+recognised is still found by recall. Pure functions over host-neutral entries: an
+``EpisodeCollector`` is fed entries in transcript order (like the extractor) and returns the
+episodes of each one. What is kept: the person's prompts, the assistant's text, compaction
+summaries, subagents' reports and the text of failing tool calls. What is not: tool-call-only
+turns, thinking, empty text, what the host wrote without anyone speaking (command output
+wrappers, caveats, injected reminders) and a message repeated in the same session.
+
+Secrets are redacted before the text is cut, so a secret that would straddle two chunks is gone
+before any cut is made.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from cortexmem.core.extraction.prose import injected, is_host_text
+from cortexmem.core.redact import redact
+from cortexmem.core.session import PLAIN, Dialect, Entry
+from cortexmem.model import Episode, Memory, SourceContext, normalise_time, parse_time, utc_now
+
+MAX_CHUNK: Final = 1_200
+MIN_TEXT: Final = 12
+# One message never takes more than this many chunks (a pasted log, a huge report).
+MAX_CHUNKS_PER_MESSAGE: Final = 40
+# Failing tool output is noisy: its head says what failed.
+MAX_TOOL_ERROR: Final = 2_000
+_PARAGRAPH: Final = re.compile(r"\n\s*\n")
+_SENTENCE: Final = re.compile(r"(?<=[.!?:;])\s+")
+_BLANKS: Final = re.compile(r"\n{3,}")
+
+
+def chunk_text(text: str, limit: int = MAX_CHUNK) -> list[str]:
+    """``text`` cut into pieces of at most ``limit`` characters, on paragraph boundaries when
+    they fit, else on sentence boundaries, else on whitespace (a word longer than ``limit`` is
+    cut where it must be). Pieces keep their words in order; blank pieces are dropped."""
+    if limit < 20:
+        raise ValueError("a chunk limit under 20 characters cuts words apart")
+    pieces: list[str] = []
+    for paragraph in _PARAGRAPH.split(text.strip()):
+        paragraph = paragraph.strip()
+        if not paragraph:
+            continue
+        if len(paragraph) <= limit:
+            pieces.append(paragraph)
+            continue
+        for sentence in _SENTENCE.split(paragraph):
+            while len(sentence) > limit:
+                cut = sentence.rfind(" ", limit // 2, limit)
+                cut = limit if cut <= 0 else cut
+                pieces.append(sentence[:cut].strip())
+                sentence = sentence[cut:].strip()
+            if sentence.strip():
+                pieces.append(sentence.strip())
+    chunks: list[str] = []
+    current = ""
+    for piece in pieces:
+        if not piece:
+            continue
+        joined = f"{current}\n\n{piece}" if current else piece
+        if len(joined) <= limit:
+            current = joined
+        else:
+            chunks.append(current)
+            current = piece
+    if current:
+        chunks.append(current)
+    return chunks
+
+
+def _time(entry: Entry) -> str:
+    """When the message was written (its own timestamp), else now."""
+    if entry.timestamp:
+        value = normalise_time(entry.timestamp)
+        try:
+            parse_time(value)
+            return str(value)
+        except (ValueError, TypeError):
+            pass
+    return utc_now()
+
+
+class EpisodeCollector:
+    """Feed entries in order; each yields its episodes (redacted, chunked, with provenance)."""
+
+    def __init__(
+        self,
+        *,
+        session_id: str | None = None,
+        transcript_path: str | None = None,
+        branch: str | None = None,
+        dialect: Dialect = PLAIN,
+        limit: int = MAX_CHUNK,
+    ) -> None:
+        self.session_id = session_id
+        self.transcript_path = transcript_path
+        self.branch = branch
+        self.dialect = dialect
+        self.host = injected(dialect)
+        self.preamble = (
+            re.compile(dialect.summary_preamble, re.IGNORECASE)
+            if dialect.summary_preamble
+            else None
+        )
+        self.limit = limit
+        self.subagent_calls: set[str] = set()
+
+    def feed(self, entry: Entry) -> list[Episode]:
+        """Never raises on content: a malformed entry yields nothing."""
+        try:
+            return self._feed(entry)
+        except (ValueError, TypeError, KeyError, AttributeError):
+            return []
+
+    def _feed(self, entry: Entry) -> list[Episode]:
+        if entry.role in ("system", "summary"):
+            return []
+        if entry.is_compact_summary:
+            text = entry.text
+            text = self.preamble.sub("", text) if self.preamble else text
+            return self._episodes(entry, text, "summary")
+        out: list[Episode] = []
+        for block in entry.blocks:
+            if block.kind == "tool_use" and block.call is not None:
+                if block.call.kind == "subagent" and block.tool_use_id:
+                    self.subagent_calls.add(block.tool_use_id)
+            elif block.kind == "tool_result" and block.outcome is not None:
+                outcome = block.outcome
+                if outcome.call_id in self.subagent_calls and not outcome.is_error:
+                    self.subagent_calls.discard(outcome.call_id)
+                    out += self._episodes(entry, outcome.text, "subagent")
+                elif outcome.is_error and not outcome.refused:
+                    failing = redact(outcome.output or outcome.text)[:MAX_TOOL_ERROR]
+                    out += self._episodes(entry, failing, "tool_error", redacted=True)
+        if entry.is_meta:
+            return out
+        text = entry.text
+        if not text:
+            return out
+        if entry.role == "user":
+            if entry.is_sidechain or is_host_text(text, self.dialect):
+                return out  # a subagent's task (its parent said it) or the host's own words
+            out += self._episodes(entry, text, "user")
+        elif entry.role == "assistant":
+            out += self._episodes(entry, text, "subagent" if entry.is_sidechain else "assistant")
+        return out
+
+    def _episodes(
+        self, entry: Entry, text: str, role: str, *, redacted: bool = False
+    ) -> list[Episode]:
+        if self.host is not None:
+            text = self.host.sub("\n", text)
+        text = _BLANKS.sub("\n\n", text).strip()
+        if len(text) < MIN_TEXT:
+            return []
+        text = text if redacted else redact(text)  # before any cut
+        chunks = chunk_text(text, self.limit)[:MAX_CHUNKS_PER_MESSAGE]
+        when = _time(entry)
+        return [
+            Episode(
+                text=chunk,
+                role=role,
+                session_id=entry.session_id or self.session_id,
+                transcript_path=entry.transcript_path or self.transcript_path,
+                line=entry.line,
+                chunk=i,
+                branch=entry.branch or self.branch,
+                created_at=when,
+            )
+            for i, chunk in enumerate(chunks)
+        ]
+
+
+# How an episode ranks beside memories: below a typical extracted memory on the rank formula,
+# so a typed memory wins a tie, while relevance (most of the blend) still decides.
+EPISODE_CONFIDENCE: Final = 0.6
+EPISODE_PRIORITY: Final = 3
+EPISODE_TAG: Final = "episode"
+
+
+def as_memory(episode: Episode) -> Memory:
+    """An episode in the shape recall ranks and renders (never stored as a memory)."""
+    return Memory(
+        content=episode.text,
+        memory_type="context",
+        id=episode.id,
+        confidence=EPISODE_CONFIDENCE,
+        priority=EPISODE_PRIORITY,
+        source_type="extraction",
+        source_session=episode.session_id,
+        source_context=SourceContext(branch=episode.branch),
+        tags=(EPISODE_TAG, f"role:{episode.role}"),
+        created_at=episode.created_at,
+    )
+
+
+def provenance(episode: Episode) -> dict[str, object]:
+    """Where an episode was read, for results: role, session, transcript and line, branch,
+    time."""
+    return {
+        "role": episode.role,
+        "session_id": episode.session_id,
+        "transcript_path": episode.transcript_path,
+        "line": episode.line,
+        "chunk": episode.chunk,
+        "branch": episode.branch,
+        "created_at": episode.created_at,
+    }

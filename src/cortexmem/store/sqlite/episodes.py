@@ -1,0 +1,233 @@
+"""Episodes in SQLite: what was said, its full-text index, its vectors and its links to the
+memories drawn from it (``EpisodeStore``). Mixed into ``SQLiteStore``."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, Final
+
+from cortexmem.core.fts_query import to_fts_query
+from cortexmem.model import Episode, Event, Memory, utc_now
+from cortexmem.store.protocols import EpisodeCounts
+from cortexmem.store.sqlite.tx import Transactions
+
+# Storage per session stays bounded: past this many chunks a session's episodes are dropped.
+SESSION_CAP: Final = 2_000
+
+EPISODE_COLUMNS: Final = (
+    "id, role, text, session_id, transcript_path, line, chunk, branch, created_at"
+)
+INSERT_EPISODE: Final = (
+    f"INSERT OR IGNORE INTO episodes ({EPISODE_COLUMNS}, content_hash) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def episode_row(e: Episode) -> tuple[Any, ...]:
+    return (
+        e.id, e.role, e.text, e.session_id, e.transcript_path, e.line, e.chunk, e.branch,
+        e.created_at, e.content_hash,
+    )  # fmt: skip
+
+
+def row_to_episode(r: Sequence[Any]) -> Episode:
+    return Episode(
+        id=r[0], role=r[1], text=r[2], session_id=r[3], transcript_path=r[4], line=r[5],
+        chunk=int(r[6]), branch=r[7], created_at=r[8],
+    )  # fmt: skip
+
+
+def insert_episodes(
+    conn: sqlite3.Connection, episodes: Sequence[Episode], cap: int = SESSION_CAP
+) -> int:
+    """Insert ``episodes`` not stored yet (by content hash), at most ``cap`` per session."""
+    room: dict[str | None, int] = {}
+    added = 0
+    for episode in episodes:
+        session = episode.session_id
+        if session not in room:
+            had = conn.execute(
+                "SELECT count(*) FROM episodes WHERE session_id IS ?", (session,)
+            ).fetchone()[0]
+            room[session] = cap - int(had)
+        if room[session] <= 0:
+            continue
+        if conn.execute(INSERT_EPISODE, episode_row(episode)).rowcount:
+            added += 1
+            room[session] -= 1
+    return added
+
+
+def link_memories(
+    conn: sqlite3.Connection, memories: Sequence[Memory], events: Sequence[Event]
+) -> int:
+    """Link each memory to the episodes of the transcript lines its events came from (a memory
+    is made from an event of the same session at the same moment: the entry's time)."""
+    lines: dict[tuple[str | None, str], set[tuple[str, int]]] = {}
+    for e in events:
+        p = e.provenance
+        if p.transcript_path and p.line is not None:
+            lines.setdefault((p.session_id, e.created_at), set()).add((p.transcript_path, p.line))
+    linked = 0
+    for m in memories:
+        for path, line in sorted(lines.get((m.source_session, m.created_at), ())):
+            linked += conn.execute(
+                "INSERT OR IGNORE INTO memory_episodes (memory_id, episode_id) "
+                "SELECT ?, id FROM episodes WHERE transcript_path = ? AND line = ?",
+                (m.id, path, line),
+            ).rowcount
+    return linked
+
+
+class EpisodeRooms(Transactions):
+    """The ``EpisodeStore`` half of ``SQLiteStore``."""
+
+    def add_episodes(self, episodes: Sequence[Episode]) -> int:
+        episodes = list(episodes)
+        return self.write(lambda conn: insert_episodes(conn, episodes)) if episodes else 0
+
+    def get_episode(self, episode_id: str) -> Episode | None:
+        row = self.read(
+            lambda conn: conn.execute(
+                f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE id = ?", (episode_id,)
+            ).fetchone()
+        )
+        return None if row is None else row_to_episode(row)
+
+    def iter_episodes(self, session_id: str | None = None) -> Iterator[Episode]:
+        sql = f"SELECT {EPISODE_COLUMNS} FROM episodes"
+        params: tuple[Any, ...] = ()
+        if session_id is not None:
+            sql, params = sql + " WHERE session_id = ?", (session_id,)
+        rows = self.read(lambda conn: conn.execute(sql + " ORDER BY seq", params).fetchall())
+        for row in rows:
+            yield row_to_episode(row)
+
+    def episode_counts(self) -> EpisodeCounts:
+        def op(conn: sqlite3.Connection) -> EpisodeCounts:
+            n, sessions, size = conn.execute(
+                "SELECT count(*), count(DISTINCT session_id), coalesce(sum(length(text)), 0) "
+                "FROM episodes"
+            ).fetchone()
+            by_role = dict(
+                conn.execute("SELECT role, count(*) FROM episodes GROUP BY role").fetchall()
+            )
+            return EpisodeCounts(int(n), int(sessions), int(size), by_role)
+
+        return self.read(op)
+
+    def search_episodes(self, query: str, limit: int) -> list[tuple[int, Episode, float]]:
+        """``(seq, episode, relevance)`` best first by BM25 (relevance is higher-is-better)."""
+        match = to_fts_query(query)
+        if match is None or limit <= 0:
+            return []
+        sql = (
+            f"SELECT e.seq, {', '.join('e.' + c.strip() for c in EPISODE_COLUMNS.split(','))}, "
+            "bm25(episodes_fts) AS score FROM episodes_fts "
+            "JOIN episodes e ON e.seq = episodes_fts.rowid WHERE episodes_fts MATCH ? "
+            "ORDER BY score, e.seq DESC LIMIT ?"
+        )
+        rows = self.read(lambda conn: conn.execute(sql, (match, limit)).fetchall())
+        return [(int(r[0]), row_to_episode(r[1:10]), -float(r[10])) for r in rows]
+
+    def episodes_by_seq(self, seqs: Iterable[int]) -> dict[int, Episode]:
+        wanted = list(dict.fromkeys(int(s) for s in seqs))
+        if not wanted:
+            return {}
+        marks = ", ".join("?" * len(wanted))
+        rows = self.read(
+            lambda conn: conn.execute(
+                f"SELECT seq, {EPISODE_COLUMNS} FROM episodes WHERE seq IN ({marks})", wanted
+            ).fetchall()
+        )
+        return {int(r[0]): row_to_episode(r[1:]) for r in rows}
+
+    def episodes_of_memory(self, memory_id: str) -> list[Episode]:
+        rows = self.read(
+            lambda conn: conn.execute(
+                f"SELECT {', '.join('e.' + c.strip() for c in EPISODE_COLUMNS.split(','))} "
+                "FROM memory_episodes l JOIN episodes e ON e.id = l.episode_id "
+                "WHERE l.memory_id = ? ORDER BY e.seq",
+                (memory_id,),
+            ).fetchall()
+        )
+        return [row_to_episode(r) for r in rows]
+
+    def memories_of_episode(self, episode_id: str) -> list[str]:
+        rows = self.read(
+            lambda conn: conn.execute(
+                "SELECT memory_id FROM memory_episodes WHERE episode_id = ? ORDER BY memory_id",
+                (episode_id,),
+            ).fetchall()
+        )
+        return [str(r[0]) for r in rows]
+
+    # ----------------------------------------------------------------- vectors
+
+    _EP_BACKLOG: Final = (
+        "FROM episodes e LEFT JOIN episode_embeddings v ON v.episode_seq = e.seq "
+        "WHERE v.episode_seq IS NULL OR v.model != ?"
+    )
+
+    def episode_embedding_backlog(self, model: str, limit: int) -> list[tuple[int, Episode]]:
+        sql = (
+            f"SELECT e.seq, {', '.join('e.' + c.strip() for c in EPISODE_COLUMNS.split(','))} "
+            f"{self._EP_BACKLOG} ORDER BY e.seq LIMIT ?"
+        )
+        rows = self.read(lambda conn: conn.execute(sql, (model, limit)).fetchall())
+        return [(int(r[0]), row_to_episode(r[1:])) for r in rows]
+
+    def episode_embedding_backlog_size(self, model: str) -> int:
+        sql = f"SELECT count(*) {self._EP_BACKLOG}"
+        return int(self.read(lambda conn: conn.execute(sql, (model,)).fetchone()[0]))
+
+    def put_episode_embeddings(
+        self, model: str, dim: int, items: Sequence[tuple[int, bytes]]
+    ) -> int:
+        if not items:
+            return 0
+        when = utc_now()
+
+        def op(conn: sqlite3.Connection) -> int:
+            row = conn.execute("SELECT coalesce(max(version), 0) + 1 FROM episode_embeddings")
+            version = int(row.fetchone()[0])
+            written = 0
+            for seq, blob in items:
+                if len(blob) != dim * 4:
+                    raise ValueError(f"vector of {len(blob)} bytes is not {dim} float32 values")
+                written += conn.execute(
+                    "INSERT INTO episode_embeddings (episode_seq, model, dim, vector, version, "
+                    "embedded_at) SELECT ?, ?, ?, ?, ?, ? "
+                    "WHERE EXISTS (SELECT 1 FROM episodes WHERE seq = ?) "
+                    "ON CONFLICT (episode_seq) DO UPDATE SET model = excluded.model, "
+                    "dim = excluded.dim, vector = excluded.vector, version = excluded.version, "
+                    "embedded_at = excluded.embedded_at",
+                    (seq, model, dim, blob, version, when, seq),
+                ).rowcount
+            return written
+
+        return self.write(op)
+
+    def episode_embedding_state(self, model: str) -> tuple[int, int]:
+        row = self.read(
+            lambda conn: conn.execute(
+                "SELECT count(*), coalesce(max(version), 0) FROM episode_embeddings "
+                "WHERE model = ?",
+                (model,),
+            ).fetchone()
+        )
+        return int(row[0]), int(row[1])
+
+    def load_episode_embeddings(
+        self, model: str, after_version: int = 0
+    ) -> list[tuple[int, int, str, bytes]]:
+        """``(seq, version, role, vector bytes)`` of ``model`` written after ``after_version``."""
+        return self.read(
+            lambda conn: conn.execute(
+                "SELECT v.episode_seq, v.version, e.role, v.vector FROM episode_embeddings v "
+                "JOIN episodes e ON e.seq = v.episode_seq WHERE v.model = ? AND v.version > ? "
+                "ORDER BY v.episode_seq",
+                (model, after_version),
+            ).fetchall()
+        )

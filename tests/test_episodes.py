@@ -1,0 +1,242 @@
+"""Episodes: what was said, captured once, redacted before it is cut, chunked, searchable by
+words and meaning beside the memories, with its provenance; remember → recall by meaning at
+once; recall's "nothing relevant" floor. Real SQLite, real local model where vectors matter."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cortexmem.core.episodes import MAX_CHUNK, EpisodeCollector, chunk_text
+from cortexmem.core.fusion import RELEVANCE_FLOOR
+from cortexmem.core.session import Block, Entry
+from cortexmem.hosts.claude_code.reader import READER
+from cortexmem.hosts.claude_code.transcript import DIALECT
+from cortexmem.model import ExtractionCursor
+from cortexmem.services import capture
+from cortexmem.services.context import Context
+from cortexmem.services.embedding import Embedder, sync_context
+from cortexmem.services.memories import remember
+from cortexmem.services.recall import recall
+
+from conftest import SHARED_DATA
+
+REAL = SHARED_DATA / "transcripts" / "claude-code-log-real_projects"
+
+
+def record(i: int, text: str, role: str = "user", **extra: object) -> str:
+    content: object = text if role == "user" else [{"type": "text", "text": text}]
+    return json.dumps(
+        {
+            "type": role,
+            "uuid": f"u-{i}",
+            "sessionId": "sess-ep",
+            "timestamp": f"2026-01-01T00:00:{i:02d}.000Z",
+            "gitBranch": "main",
+            "message": {"role": role, "content": content},
+            **extra,
+        }
+    )
+
+
+def write(path: Path, lines: list[str]) -> None:
+    path.write_text("".join(x + "\n" for x in lines), encoding="utf-8")
+
+
+@pytest.fixture
+def store(ctx: Context):
+    return ctx.writable("project")
+
+
+# ----------------------------------------------------------------- chunking (pure)
+
+
+def test_chunks_are_bounded_and_keep_every_word():
+    text = "\n\n".join(
+        f"Paragraph {p}. " + " ".join(f"word{p}x{i}." for i in range(150)) for p in range(6)
+    )
+    chunks = chunk_text(text)
+    assert len(chunks) > 1
+    assert all(0 < len(c) <= MAX_CHUNK for c in chunks)
+    assert " ".join(" ".join(chunks).split()) == " ".join(text.split())
+
+
+def test_a_word_longer_than_a_chunk_is_cut_where_it_must_be():
+    chunks = chunk_text("x" * 3_000, 500)
+    assert all(len(c) <= 500 for c in chunks) and "".join(chunks) == "x" * 3_000
+
+
+def test_a_secret_straddling_a_chunk_boundary_never_survives():
+    secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    # the secret sits exactly where a cut would fall
+    text = ("word " * 235) + secret + (" more" * 200)
+    collector = EpisodeCollector(session_id="s", dialect=DIALECT)
+    episodes = collector.feed(Entry(line=1, role="user", blocks=[Block("text", text)]))
+    assert len(episodes) > 1
+    joined = "".join(e.text for e in episodes)
+    assert secret not in joined and secret[:12] not in joined and secret[-12:] not in joined
+    assert "REDACTED" in joined
+
+
+def test_noise_is_skipped():
+    collector = EpisodeCollector(session_id="s", dialect=DIALECT)
+    host = Entry(line=1, role="user", blocks=[Block("text", "<command-name>/clear</command-name>")])
+    short = Entry(line=2, role="user", blocks=[Block("text", "ok")])
+    thinking = Entry(line=3, role="assistant", blocks=[Block("thinking", "a long private thought")])
+    meta = Entry(line=4, role="user", is_meta=True, blocks=[Block("text", "Caveat: the messages")])
+    reminder = Entry(
+        line=5,
+        role="assistant",
+        blocks=[Block("text", "<system-reminder>injected context here</system-reminder>")],
+    )
+    for entry in (host, short, thinking, meta, reminder):
+        assert collector.feed(entry) == []
+
+
+# ----------------------------------------------------------------- capture
+
+
+def test_episodes_are_captured_once_with_provenance(store, tmp_path: Path):
+    t = tmp_path / "s.jsonl"
+    write(
+        t,
+        [
+            record(1, "Which message queue should we use for the billing workers?"),
+            record(
+                2, "We will use RabbitMQ with quorum queues for the billing workers.", "assistant"
+            ),
+        ],
+    )
+    capture.capture_transcript(store, t, reader=READER, session_id="sess-ep")
+    first = list(store.iter_episodes())
+    assert [e.role for e in first] == ["user", "assistant"]
+    assert first[1].line == 2 and first[1].session_id == "sess-ep" and first[1].branch == "main"
+    assert first[1].transcript_path == str(t.resolve())
+    assert first[1].created_at.startswith("2026-01-01T00:00:02")
+    # read again from the top (a restart of the cursor): nothing doubles
+    store.set_cursor(ExtractionCursor(transcript_path=str(t.resolve())))
+    capture.capture_transcript(store, t, reader=READER, session_id="sess-ep")
+    assert store.episode_counts().episodes == 2
+
+
+def test_a_real_transcript_ingested_twice_keeps_the_same_episodes(ctx: Context, tmp_path: Path):
+    project = REAL / "-Users-dain-workspace-claude-code-log-sample"
+    sessions = sorted(project.glob("*.jsonl"))[:3]
+    store = ctx.writable("project")
+    for path in sessions:
+        capture.capture_transcript(store, path, reader=READER, session_id=path.stem)
+    counts = store.episode_counts()
+    assert counts.episodes > 0 and counts.sessions >= 1
+    for path in sessions:
+        key = str(path.resolve())
+        store.set_cursor(ExtractionCursor(transcript_path=key))
+        capture.capture_transcript(store, path, reader=READER, session_id=path.stem)
+    assert store.episode_counts() == counts
+    assert all(len(e.text) <= MAX_CHUNK for e in store.iter_episodes())
+
+
+def test_a_memory_links_to_the_episode_it_was_drawn_from(store, tmp_path: Path):
+    t = tmp_path / "s.jsonl"
+    write(
+        t,
+        [record(1, "We decided to use PostgreSQL because it has row level security.", "assistant")],
+    )
+    report = capture.capture_transcript(store, t, reader=READER, session_id="sess-ep")
+    assert report.memories_added >= 1
+    memory = next(iter(store.iter_memories()))
+    linked = store.episodes_of_memory(memory.id)
+    assert [e.line for e in linked] == [1]
+    assert store.memories_of_episode(linked[0].id) == [m.id for m in store.iter_memories()][:1]
+
+
+# ----------------------------------------------------------------- recall
+
+
+def test_recall_returns_an_episode_with_its_provenance(ctx: Context, tmp_path: Path):
+    t = tmp_path / "s.jsonl"
+    write(
+        t,
+        [
+            record(
+                1, "The flaky upload test needs the TUSD_ENDPOINT variable set to localhost:1080."
+            ),
+            record(
+                2,
+                "Understood, I will export it in the test fixture before the upload suite.",
+                "assistant",
+            ),
+        ],
+    )
+    capture.capture_transcript(ctx.writable("project"), t, reader=READER, session_id="sess-ep")
+    hits = recall(ctx, "TUSD_ENDPOINT upload test", all_branches=True, count_access=False)
+    # The session's summary (a typed memory saying the same) may rank above the raw prompt;
+    # the prompt itself is served too, as an episode with where it was said.
+    said = [h for h in hits if h.kind == "episode"]
+    assert said and said[0].episode is not None
+    episode = said[0].episode
+    assert episode.role == "user" and episode.line == 1
+    assert episode.session_id == "sess-ep" and "TUSD_ENDPOINT" in said[0].memory.content
+
+
+def test_episodes_are_found_by_meaning(ctx: Context, tmp_path: Path):
+    t = tmp_path / "s.jsonl"
+    write(
+        t,
+        [
+            record(1, "Please make the login page remember the user for thirty days."),
+            record(
+                2,
+                "The nightly backup job copies the database to the cold storage bucket.",
+                "assistant",
+            ),
+        ],
+    )
+    capture.capture_transcript(ctx.writable("project"), t, reader=READER, session_id="sess-ep")
+    embedder = Embedder.for_context(ctx)
+    sync_context(ctx, embedder)
+    hits = recall(ctx, "where do we archive snapshots of our data", alpha=1.0,
+                  all_branches=True, embedder=embedder, count_access=False)  # fmt: skip
+    said = [h for h in hits if h.kind == "episode"]  # the session summary may come first
+    assert said and "backup" in said[0].memory.content and said[0] in hits[:2]
+
+
+def test_remember_is_found_by_meaning_at_once(ctx: Context):
+    remember(
+        ctx,
+        "We chose SQLite in WAL mode because several sessions write at once",
+        memory_type="decision",
+        embed=True,
+    )
+    hits = recall(ctx, "which database did we choose", alpha=1.0, count_access=False)
+    assert hits and "SQLite" in hits[0].memory.content
+
+
+def test_nothing_relevant_is_said_plainly(ctx: Context):
+    remember(ctx, "We chose SQLite in WAL mode because several sessions write at once",
+             memory_type="decision", embed=True)  # fmt: skip
+    unrelated = recall(ctx, "recipe for banana bread with walnuts", floor=RELEVANCE_FLOOR,
+                       count_access=False)  # fmt: skip
+    assert unrelated == []
+    related = recall(ctx, "which database did we choose", floor=RELEVANCE_FLOOR,
+                     count_access=False)  # fmt: skip
+    assert related
+
+
+def test_cli_recall_says_nothing_relevant(repo: Path, monkeypatch: pytest.MonkeyPatch):
+    from click.testing import CliRunner
+
+    from cortexmem.cli.app import cli
+
+    monkeypatch.chdir(repo)
+    runner = CliRunner()
+    said = "We chose SQLite in WAL mode because several sessions write at once"
+    done = runner.invoke(cli, ["remember", "-t", "decision", said])
+    assert done.exit_code == 0, done.output
+    found = runner.invoke(cli, ["recall", "which database did we choose"])
+    assert "SQLite" in found.output
+    nothing = runner.invoke(cli, ["recall", "recipe for banana bread with walnuts"])
+    assert "Nothing relevant found for" in nothing.output
+    as_json = runner.invoke(cli, ["recall", "--json", "recipe for banana bread with walnuts"])
+    assert json.loads(as_json.output) == []
