@@ -20,6 +20,7 @@ from typing import Final
 from cortexmem.core.extraction.prose import injected, is_host_text
 from cortexmem.core.redact import redact
 from cortexmem.core.session import PLAIN, Dialect, Entry
+from cortexmem.core.text import REDACT_MARGIN, clip_redacted
 from cortexmem.model import Episode, Memory, SourceContext, normalise_time, parse_time, utc_now
 
 MAX_CHUNK: Final = 1_200
@@ -133,7 +134,7 @@ class EpisodeCollector:
                     self.subagent_calls.discard(outcome.call_id)
                     out += self._episodes(entry, outcome.text, "subagent")
                 elif outcome.is_error and not outcome.refused:
-                    failing = redact(outcome.output or outcome.text)[:MAX_TOOL_ERROR]
+                    failing = clip_redacted(outcome.output or outcome.text, MAX_TOOL_ERROR)
                     out += self._episodes(entry, failing, "tool_error", redacted=True)
         if entry.is_meta:
             return out
@@ -156,7 +157,8 @@ class EpisodeCollector:
         text = _BLANKS.sub("\n\n", text).strip()
         if len(text) < MIN_TEXT:
             return []
-        text = text if redacted else redact(text)  # before any cut
+        if not redacted:  # before any cut; only as far as the chunks kept can reach
+            text = redact(text[: self.limit * MAX_CHUNKS_PER_MESSAGE + REDACT_MARGIN])
         chunks = chunk_text(text, self.limit)[:MAX_CHUNKS_PER_MESSAGE]
         when = _time(entry)
         return [

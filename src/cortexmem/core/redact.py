@@ -28,7 +28,7 @@ import warnings
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from functools import cache
+from functools import cache, lru_cache
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -278,6 +278,67 @@ OWN_RULES: list[Rule] = [
     ),
 ]
 
+# What must occur (lower-cased) for each of Cortex's own rules to match at all: the same
+# pre-filter gitleaks uses, so a text runs only the rules it could trigger. A rule not listed
+# always runs.
+_OWN_KEYWORDS: dict[str, tuple[str, ...]] = {
+    "private-key": ("private key",),
+    "anthropic-key": ("sk-ant-",),
+    "openai-key": ("sk-",),
+    "github-token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    "gitlab-token": tuple(
+        f"gl{p}-" for p in ("pat", "dt", "rt", "ptt", "cbt", "soat", "ft", "imt", "agent")
+    ),
+    "slack-token": ("xox",),
+    "slack-webhook": ("hooks.slack.com",),
+    "aws-access-key": ("akia", "asia", "abia", "acca", "a3t"),
+    "google-api-key": ("aiza",),
+    "stripe-key": ("sk_live", "sk_test", "sk_prod", "rk_live", "rk_test", "rk_prod"),
+    "npm-token": ("npm_",),
+    "pypi-token": ("pypi-age",),
+    "huggingface-token": ("hf_",),
+    "sendgrid-key": ("sg.",),
+    "twilio-key": ("sk", "ac"),
+    "voyage-key": ("pa-",),
+    "jwt": ("eyj",),
+    "azure-storage-key": ("accountkey", "sharedaccesskey", "sharedaccesssignature"),
+    "authorization": ("authorization",),
+    "url-password": ("://",),
+    "netrc-password": ("password",),
+    "mysql-password": ("mysql", "mariadb"),
+    "cli-password": ("login",),
+    "cli-secret": tuple(
+        f"-{w}"
+        for w in (
+            "password",
+            "passwd",
+            "token",
+            "api-key",
+            "apikey",
+            "secret",
+            "auth-token",
+            "access-key",
+            "secret-key",
+            "private-key",
+        )
+    ),
+    "assignment": (
+        "secret",
+        "token",
+        "pass",
+        "pwd",
+        "key",
+        "cred",
+        "auth",
+        "salt",
+        "signature",
+        "cookie",
+        "session",
+    ),
+}
+for _rule in OWN_RULES:
+    _rule.keywords = _OWN_KEYWORDS.get(_rule.kind, ())
+
 
 @cache
 def gitleaks_rules() -> tuple[Rule, ...]:
@@ -297,32 +358,61 @@ def gitleaks_rules() -> tuple[Rule, ...]:
     )
 
 
-def redact_deep(value: object) -> object:
-    """``value`` (JSON-like: dicts, lists, strings, numbers) with every string redacted, for
-    state and records that are kept as they are (the extractor's pending state, quarantined
-    records): what is saved anywhere is redacted first."""
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return {redact(str(k)): redact_deep(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [redact_deep(v) for v in value]
-    return value
-
-
 def redact(text: str) -> str:
-    """``text`` with every secret-shaped value replaced by ``[REDACTED:kind]``."""
+    """``text`` with every secret-shaped value replaced by ``[REDACTED:kind]``.
+
+    Pure, so remembered: a capture redacts the same text several times over (when it is
+    clipped into an event, again in the payload, again when the store takes the event as
+    defence in depth), and a pass re-meets the same command strings."""
     if not text:
         return text
-    for rule in OWN_RULES:
-        text = rule.sub(text)
-    lower = text.lower()
-    for rule in gitleaks_rules():
-        if any(k in lower for k in rule.keywords):
-            changed = rule.sub(text)
-            if changed != text:
-                text, lower = changed, changed.lower()
+    if len(text) > _MEMO_MAX_CHARS:
+        return _redact(text)
+    return _redact_memo(text)
+
+
+_MEMO_MAX_CHARS = 20_000
+
+
+@lru_cache(maxsize=8_192)
+def _redact_memo(text: str) -> str:
+    return _redact(text)
+
+
+def _redact(text: str) -> str:
+    # Cortex's own rules first (most specific), then gitleaks'; each only when one of its
+    # keywords occurs. Keywords are looked for once, in the text as it came: a replacement
+    # only ever removes a secret, it never brings in a keyword another rule needs.
+    rules = all_rules()
+    for index in _candidates(text.lower()):
+        text = rules[index].sub(text)
     return text
+
+
+@cache
+def all_rules() -> tuple[Rule, ...]:
+    return (*OWN_RULES, *gitleaks_rules())
+
+
+def _candidates(lower: str) -> list[int]:
+    """The indexes (in ``all_rules`` order) of the rules whose keywords occur in ``lower``."""
+    words, by_word, always = _keyword_index()
+    found = [by_word[w] for w in words if w in lower]  # C substring search: ~270 of them
+    return sorted(set(always).union(*found))
+
+
+@cache
+def _keyword_index() -> tuple[tuple[str, ...], dict[str, tuple[int, ...]], tuple[int, ...]]:
+    """Which rules a text can trigger: a rule runs only when one of its keywords occurs in the
+    lower-cased text (gitleaks' own pre-filter). ``(keywords, rules by keyword, rules that
+    have no keyword and always run)``."""
+    rules = all_rules()
+    by_word: dict[str, list[int]] = {}
+    for index, rule in enumerate(rules):
+        for word in rule.keywords:
+            by_word.setdefault(word, []).append(index)
+    always = tuple(i for i, r in enumerate(rules) if not r.keywords)
+    return tuple(sorted(by_word)), {w: tuple(v) for w, v in by_word.items()}, always
 
 
 _TOKENISH = re.compile(r"[A-Za-z0-9+/=_.~-]{20,}")
@@ -354,11 +444,13 @@ def redact_tag(tag: str) -> str:
 
 
 def redact_value(value: Any) -> Any:
-    """Redact every string inside a JSON-like value (dicts, lists, strings)."""
+    """``value`` (JSON-like: dicts, lists, strings, numbers) with every string redacted, keys
+    included: event payloads, the extractor's pending state and quarantined records are
+    stored as they are, so what is saved anywhere is redacted first."""
     if isinstance(value, str):
         return redact(value)
     if isinstance(value, dict):
-        return {k: redact_value(v) for k, v in value.items()}
+        return {redact(str(k)): redact_value(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [redact_value(v) for v in value]
     return value

@@ -47,5 +47,12 @@ def clip_redacted(text: str, limit: int) -> str:
     secret straddling the cut would otherwise keep its first characters."""
     from cortexmem.core.redact import redact
 
-    text = redact(text).strip()
+    # Only what can reach the cut is redacted: a window ``REDACT_MARGIN`` past it holds any
+    # secret that straddles the cut (keys and tokens are far shorter; a private key block is
+    # matched to the window's end), and redacting a 50 kB tool output to keep 300 characters
+    # was most of a Stop's time.
+    text = redact(text[: limit + REDACT_MARGIN]).strip()
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+REDACT_MARGIN = 2_000

@@ -34,7 +34,7 @@ from cortexmem.core.extraction.events import ExtractionContext
 from cortexmem.core.extraction.extractor import Extractor
 from cortexmem.core.extraction.memories import to_memories
 from cortexmem.core.observations import to_observations
-from cortexmem.core.redact import redact_deep
+from cortexmem.core.redact import redact_value
 from cortexmem.core.session import Dialect, Entry, ParseStats, RawLine, SessionInfo
 from cortexmem.model import Episode, Event, ExtractionCursor, Provenance, utc_now
 from cortexmem.project.files import write_atomic
@@ -143,7 +143,7 @@ def quarantine_to(data_dir: Path, log: Path) -> Quarantine:
                     "at": utc_now(),
                     "source": source,
                     "reason": reason,
-                    "record": redact_deep(record),
+                    "record": redact_value(record),
                 },
                 default=repr,
             )

@@ -18,7 +18,7 @@ from cortexmem.core.extraction.keywords import alternative, find_markers
 from cortexmem.core.extraction.prose import injected, is_host_text, own_words, strip_code
 from cortexmem.core.extraction.structural import StructuralLayer
 from cortexmem.core.extraction.tags import SELF_REPORT_CONFIDENCE, find_tags
-from cortexmem.core.redact import redact_deep
+from cortexmem.core.redact import redact_value
 from cortexmem.core.session import Entry
 from cortexmem.model import Event
 
@@ -73,7 +73,7 @@ class Extractor:
     def snapshot(self) -> str:
         """What this extractor carries between entries, as text to save with the cursor
         (redacted: pending commands and outputs are stored like everything else)."""
-        state = {"v": STATE_VERSION, "structural": redact_deep(self.structural.to_state())}
+        state = {"v": STATE_VERSION, "structural": redact_value(self.structural.to_state())}
         return json.dumps(state)
 
     def restore(self, text: str) -> bool:
