@@ -101,7 +101,7 @@ class Disk:
 
 @pytest.fixture
 def disk(tmp_path: Path) -> Iterator[Disk]:
-    why = can_mount() or ("forced" if os.environ.get("CORTEX_TEST_FULL_DISK") == "rlimit" else "")
+    why = can_mount()
     with tmpfs(tmp_path / "fs", "8m") if not why else contextlib.nullcontext(tmp_path) as root:
         d = Disk(root, "rlimit" if why else "tmpfs")
         d.project.mkdir()

@@ -158,6 +158,16 @@ def cannot_open(path: Path, exc: sqlite3.Error) -> CortexError:
     return CortexError(f"cannot open store {path}: {exc}")
 
 
+def read_only_uri(path: Path) -> str:
+    """The URI that opens ``path`` read-only. SQLite reads a WAL store through its -shm file,
+    which it cannot create in a read-only folder or mount: there, with no -shm beside the file
+    (so no connection has it open to write), the file is read as immutable."""
+    uri = path.resolve().as_uri() + "?mode=ro"
+    if not Path(f"{path}-shm").exists() and not os.access(path.parent, os.W_OK):
+        uri += "&immutable=1"
+    return uri
+
+
 def _is_read_only(exc: sqlite3.Error) -> bool:
     text = str(exc).lower()
     return "readonly" in text or "read-only" in text or "unable to open" in text
@@ -183,7 +193,7 @@ def _inspect(path: Path) -> bool:
 
 
 def _inspect_read_only(path: Path, key: str) -> bool:
-    uri = path.resolve().as_uri() + "?mode=ro"
+    uri = read_only_uri(path)
     try:
         conn = sqlite3.connect(uri, uri=True, timeout=DEFAULT_TIMEOUT)
     except sqlite3.Error as exc:
@@ -288,7 +298,7 @@ class SQLiteStore(EpisodeRooms, Transactions):
     def _connect(cls, path: Path, timeout: float, read_only: bool) -> SQLiteStore:
         try:
             if read_only:
-                uri = path.resolve().as_uri() + "?mode=ro"
+                uri = read_only_uri(path)
                 conn = sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None,
                                        check_same_thread=False)  # fmt: skip
             else:
