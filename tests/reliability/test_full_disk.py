@@ -65,9 +65,14 @@ class Disk:
         return env
 
     def run(
-        self, argv: list[str], *, full: bool = False, data: str | None = None
+        self,
+        argv: list[str],
+        *,
+        full: bool = False,
+        data: str | None = None,
+        leave: int = LEAVE_KIB,
     ) -> subprocess.CompletedProcess[str]:
-        with self.filled() if full else contextlib.nullcontext() as preexec:
+        with self.filled(leave) if full else contextlib.nullcontext() as preexec:
             return subprocess.run(
                 argv,
                 cwd=self.project,
@@ -80,7 +85,7 @@ class Disk:
             )
 
     @contextlib.contextmanager
-    def filled(self) -> Iterator[Callable[[], None] | None]:
+    def filled(self, leave: int) -> Iterator[Callable[[], None] | None]:
         if self.mechanism == "rlimit":
 
             def limit() -> None:
@@ -89,7 +94,7 @@ class Disk:
 
             yield limit
             return
-        ballast = fill(self.root, LEAVE_KIB)
+        ballast = fill(self.root, leave)
         try:
             yield None
         finally:
@@ -208,3 +213,14 @@ def test_the_backup_before_a_reset(disk: Disk):
     backups = list((disk.project / ".cortex" / "backups").glob("*.db"))
     assert len(backups) == 1 and integrity(backups[0]) == "ok"
     assert snapshot(backups[0]).lost_from(before) == 0
+
+
+def test_no_room_to_open_the_store_is_not_damage(disk: Disk):
+    """With no room for the -shm SQLite reads through, the store is not called damaged (which
+    would send the user to `cortex restore` or to move it aside)."""
+    if disk.mechanism != "tmpfs":
+        pytest.skip("needs a file system with no space left at all (a tmpfs)")
+    done = disk.run([CORTEX, "remember", "one more thing"], full=True, leave=0)
+    one_line_refusal(disk, done)
+    assert "damaged" not in done.stderr and "cannot open store" in done.stderr
+    sound_and_kept(disk)
