@@ -27,3 +27,29 @@ class NotCortexStore(StoreCorrupt):
 
 class StoreReadOnly(CortexError):
     """The store can be read but not written (a read-only folder, file or mount)."""
+
+
+class DiskFull(CortexError):
+    """The disk (or the file size limit) ran out while Cortex wrote: nothing was committed."""
+
+
+def disk_full(exc: BaseException) -> bool:
+    """True for a write refused for want of space: SQLite's ``database or disk is full``
+    (SQLITE_FULL), ENOSPC, EFBIG (a file size limit) or EDQUOT."""
+    import errno
+    import sqlite3
+
+    if isinstance(exc, sqlite3.Error):
+        return getattr(exc, "sqlite_errorcode", 0) & 0xFF == 13 or "disk is full" in str(exc)
+    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
+
+
+def store_io_error(exc: BaseException) -> bool:
+    """SQLite could not read or write its files (SQLITE_IOERR: a failing device, or a write
+    past a file size limit, EFBIG) or found no space (SQLITE_FULL)."""
+    import sqlite3
+
+    return isinstance(exc, sqlite3.Error) and getattr(exc, "sqlite_errorcode", 0) & 0xFF in (10, 13)
+
+
+FULL_HINT = "free some space and try again"

@@ -6,6 +6,7 @@ read-only store that still answers."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -183,3 +184,73 @@ def test_the_recall_server_removes_its_lock_file(tmp_path: Path, repo: Path):
     server.run(repo, idle=0.2)
     folder = Path(client.runtime_dir())
     assert not list(folder.glob(f"{key}.*"))
+
+
+def _read_only_runner(tmp_path: Path) -> tuple[str, Path]:
+    """How this run can make ``.cortex`` read-only for a process that is root: a read-only
+    bind mount, else an unprivileged user (``setpriv``); ("", reason) when neither works."""
+    from mounts import can_mount
+
+    why = can_mount()
+    if not why:
+        return "mount", tmp_path
+    if os.geteuid() == 0 and shutil.which("setpriv"):
+        # nobody must reach the project: a folder of its own outside root's private temp dir
+        import tempfile
+
+        base = Path(tempfile.mkdtemp(prefix="cortex-ro-"))
+        base.chmod(0o755)
+        return "setpriv", base
+    return "", Path(f"no read-only mechanism: {why}; and not root or no setpriv")
+
+
+def test_a_read_only_cortex_folder_as_root(tmp_path: Path):
+    """``.cortex`` read-only for every process, root included: recall answers, brief prints the
+    briefing, SessionStart returns it, nothing raises (a read-only bind mount, else nobody)."""
+    from mounts import read_only
+
+    mechanism, base = _read_only_runner(tmp_path)
+    if not mechanism:
+        pytest.skip(str(base))
+    root, home = base / "proj", base / "home"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    env = {**os.environ, "CORTEX_HOME": str(home), "HOME": str(base)}
+    env.pop("CLAUDE_PROJECT_DIR", None)
+    bin_dir = Path(sys.executable).parent
+    prefix: list[str] = []
+    if mechanism == "setpriv":
+        prefix = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+
+    def cortex(*args: str, data: str | None = None, user: bool = False) -> str:
+        done = subprocess.run(
+            [*(prefix if user else []), *args],
+            cwd=root, env=env, input=data, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert done.returncode == 0 and "Traceback" not in done.stderr, (args, done.stderr)
+        return done.stdout
+
+    cortex(
+        str(bin_dir / "cortex"), "remember", "we decided on SQLite for storage", "-t", "decision"
+    )
+    cortex(str(bin_dir / "cortex"), "remember", "retries back off exponentially")
+    data = root / ".cortex"
+    mounted = contextlib.nullcontext(data) if mechanism == "setpriv" else read_only(data)
+    if mechanism == "setpriv":  # readable, not writable, by nobody
+        for p in [base, *base.rglob("*")]:
+            p.chmod(0o444 if p.is_file() else 0o555)
+    try:
+        with mounted:
+            recalled = cortex(str(bin_dir / "cortex"), "recall", "retries", user=True)
+            assert "retries back off exponentially" in recalled
+            assert "SQLite" in cortex(str(bin_dir / "cortex"), "brief", user=True)
+            payload = {"session_id": "s-1", "cwd": str(root), "source": "startup"}
+            start = cortex(str(bin_dir / "cortex-hook"), "SessionStart",
+                           data=json.dumps(payload), user=True)  # fmt: skip
+            context = json.loads(start)["hookSpecificOutput"]["additionalContext"]
+            assert "SQLite" in context
+    finally:
+        if mechanism == "setpriv":
+            for p in [base, *base.rglob("*")]:
+                p.chmod(0o700)
+            shutil.rmtree(base, ignore_errors=True)

@@ -24,7 +24,7 @@ from cortexmem.cli.common import (
     refuse_without_tty,
     scope_of,
 )
-from cortexmem.errors import CortexError, NotCortexStore, StoreCorrupt
+from cortexmem.errors import FULL_HINT, CortexError, NotCortexStore, StoreCorrupt, disk_full
 from cortexmem.model import MEMORY_TYPES
 
 TYPE_CHOICE = click.Choice(MEMORY_TYPES, case_sensitive=False)
@@ -40,19 +40,26 @@ class CortexGroup(click.Group):
             return super().invoke(ctx)
         except (CortexError, ExportFormatError) as exc:
             raise click.ClickException(str(exc)) from None
-        except sqlite3.OperationalError as exc:
-            if "locked" in str(exc) or "busy" in str(exc):
-                raise click.ClickException(
-                    "the memory store stayed busy for 30 s (another process holds it); try again"
-                ) from None
-            raise click.ClickException(f"database error: {exc}") from None
-        except sqlite3.Error as exc:
-            raise click.ClickException(f"database error: {exc}") from None
-        except OSError as exc:
-            where = f": {exc.filename}" if exc.filename else ""
-            raise click.ClickException(f"{exc.strerror or exc}{where}") from None
+        except (sqlite3.Error, OSError) as exc:
+            raise _one_line(exc) from None
         except UnicodeError as exc:  # text that is not UTF-8 reached something strict
             raise click.ClickException(f"text that is not valid UTF-8: {exc}") from None
+
+
+def _one_line(exc: sqlite3.Error | OSError) -> click.ClickException:
+    """A database or file error as one line; a full disk (or file size limit) says so."""
+    if disk_full(exc):
+        where = f" ({exc.filename})" if isinstance(exc, OSError) and exc.filename else ""
+        detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        return click.ClickException(f"{detail}{where}: {FULL_HINT}")
+    if isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc)):
+        return click.ClickException(
+            "the memory store stayed busy for 30 s (another process holds it); try again"
+        )
+    if isinstance(exc, sqlite3.Error):
+        return click.ClickException(f"database error: {exc}")
+    where = f": {exc.filename}" if exc.filename else ""
+    return click.ClickException(f"{exc.strerror or exc}{where}")
 
 
 @click.group(cls=CortexGroup, context_settings={"help_option_names": ["-h", "--help"]})

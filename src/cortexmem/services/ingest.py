@@ -12,7 +12,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cortexmem.errors import SchemaTooNew, StoreCorrupt, StoreReadOnly
+from cortexmem.errors import (
+    FULL_HINT,
+    DiskFull,
+    SchemaTooNew,
+    StoreCorrupt,
+    StoreReadOnly,
+    disk_full,
+    store_io_error,
+)
 from cortexmem.services.capture import CaptureReport, TranscriptReader, capture_session
 from cortexmem.services.context import Context
 
@@ -90,9 +98,14 @@ def ingest(
         for path in sessions:
             try:
                 outcome = _ingest_one(path, reader, into, contexts, result)
-            except (StoreCorrupt, SchemaTooNew, StoreReadOnly):
+            except (StoreCorrupt, SchemaTooNew, StoreReadOnly, DiskFull):
                 raise  # the store itself refuses: every other file would fail the same way
             except Exception as exc:  # one file never stops the others (nor a traceback)
+                if disk_full(exc) or store_io_error(exc):  # nor would a full disk
+                    raise DiskFull(
+                        f"the store could not be written ({exc}) while reading {path}; "
+                        f"if the disk is full, {FULL_HINT}"
+                    ) from exc
                 outcome = Skipped(str(path), f"failed: {type(exc).__name__}: {exc}"[:500])
                 result.skipped.append(outcome)
             if on_progress is not None:

@@ -29,12 +29,16 @@ from cortexmem.core.fts_query import to_fts_query
 from cortexmem.core.ranking import Candidate
 from cortexmem.core.redact import redact_event, redact_memory
 from cortexmem.errors import (
+    FULL_HINT,
     CortexError,
+    DiskFull,
     NotCortexStore,
     NotFound,
     SchemaTooNew,
     StoreCorrupt,
     StoreReadOnly,
+    disk_full,
+    store_io_error,
 )
 from cortexmem.model import (
     MEMORY_STATUSES,
@@ -146,6 +150,24 @@ def replace_damaged(path: Path, backup: Path, timeout: float = DEFAULT_TIMEOUT) 
     return aside
 
 
+def cannot_open(path: Path, exc: sqlite3.Error) -> CortexError:
+    """The one-line refusal of a store that cannot be opened now (the file is not blamed)."""
+    with contextlib.suppress(OSError):
+        if disk_full(exc) or shutil.disk_usage(path.parent).free < 1 << 20:
+            return DiskFull(f"cannot open store {path}: {exc} (the disk is full: {FULL_HINT})")
+    return CortexError(f"cannot open store {path}: {exc}")
+
+
+def read_only_uri(path: Path) -> str:
+    """The URI that opens ``path`` read-only. SQLite reads a WAL store through its -shm file,
+    which it cannot create in a read-only folder or mount: there, with no -shm beside the file
+    (so no connection has it open to write), the file is read as immutable."""
+    uri = path.resolve().as_uri() + "?mode=ro"
+    if not Path(f"{path}-shm").exists() and not os.access(path.parent, os.W_OK):
+        uri += "&immutable=1"
+    return uri
+
+
 def _is_read_only(exc: sqlite3.Error) -> bool:
     text = str(exc).lower()
     return "readonly" in text or "read-only" in text or "unable to open" in text
@@ -171,7 +193,7 @@ def _inspect(path: Path) -> bool:
 
 
 def _inspect_read_only(path: Path, key: str) -> bool:
-    uri = path.resolve().as_uri() + "?mode=ro"
+    uri = read_only_uri(path)
     try:
         conn = sqlite3.connect(uri, uri=True, timeout=DEFAULT_TIMEOUT)
     except sqlite3.Error as exc:
@@ -215,6 +237,8 @@ def _inspect_read_only(path: Path, key: str) -> bool:
             _is_read_only(exc) or "locked" in text or "busy" in text
         ):
             raise CortexError(f"cannot open store {path}: {exc}") from exc
+        if store_io_error(exc):  # e.g. a -shm that cannot grow: the file is not to blame
+            raise cannot_open(path, exc) from exc
         raise damaged(path, str(exc)) from exc
     finally:
         conn.close()
@@ -274,7 +298,7 @@ class SQLiteStore(EpisodeRooms, Transactions):
     def _connect(cls, path: Path, timeout: float, read_only: bool) -> SQLiteStore:
         try:
             if read_only:
-                uri = path.resolve().as_uri() + "?mode=ro"
+                uri = read_only_uri(path)
                 conn = sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None,
                                        check_same_thread=False)  # fmt: skip
             else:
