@@ -51,6 +51,8 @@ PER_HIGH_VALUE: Final = 10
 OVERFLOW_SHARE: Final = 0.25
 ITEM_CHARS: Final = 160
 SUMMARY_CHARS: Final = 240
+WIDEST_CHARS: Final = 1_000  # how far a clipped line may widen into budget left unused
+WIDEN_STEP: Final = 120
 SAME_OVERLAP: Final = 0.75
 FILES_SHOWN: Final = 5
 
@@ -194,11 +196,79 @@ def age(created_at: str, now: datetime) -> str:
     return f"{int(days / 30)}mo ago"
 
 
+# The parts of a session summary ("Session 2025-07-13: goal: …. Last request: …. Outcome: ….
+# Files changed: …. Commits: …. Still open: …"), each with its share of the line: the outcome
+# and what was left open say what a next session needs more than the opening request does.
+_PARTS = re.compile(
+    r"(?:^|[.:?!…]\s+)(goal|Last request|Outcome|Files changed|Commits|Still open):\s*"
+)
+_PART_SHARE: Final = {"goal": 0.2, "Last request": 0.12, "Outcome": 0.43, "Files changed": 0.1,
+                      "Commits": 0.07, "Still open": 0.08}  # fmt: skip
+# Praise and narration that open a closing message ("Perfect! ", "Now I understand the issue.")
+_FILLER = re.compile(
+    r"^(?:(?:perfect|excellent|great|done|good|ok|okay|sure|all set|got it)[!.:]+\s*"
+    r"|(?:now )?i (?:now )?(?:understand|see)[^.!:]*[.!:]\s*"
+    r"|(?:here'?s|here is) (?:a |the )?(?:summary|overview)[^:]*:\s*)+",
+    re.I,
+)
+_MARKUP = re.compile(r"\*\*|__|^#+\s*|\s#+\s+|`{3,}")
+
+
+def summary_parts(content: str) -> tuple[str, dict[str, str]]:
+    """A session summary's head ("Session 2025-07-13") and its parts by name."""
+    pieces = _PARTS.split(" ".join(content.split()))
+    head = pieces[0].rstrip(": ")
+    parts = {}
+    for name, text in zip(pieces[1::2], pieces[2::2], strict=False):
+        text = _MARKUP.sub(" ", text)
+        if name == "Outcome":
+            text = _FILLER.sub("", text)
+        parts[name] = " ".join(text.split()).rstrip(". ")
+    return head, parts
+
+
+def summary_text(content: str, width: int) -> str:
+    """A session summary in ``width`` characters: each part cut to its share of the line (a
+    share a short part leaves unused goes to the others), so the outcome, the files changed and
+    what is still open are never clipped away behind a long opening request."""
+    head, parts = summary_parts(content)
+    if not parts:
+        return shorten(content, width)
+    room = max(width - len(head) - 2, 40)
+    shares = {n: _PART_SHARE.get(n, 0.1) for n in parts}
+    sizes = {n: 0 for n in parts}
+    left = room
+    for _ in range(4):  # hand out the room, then what short parts leave, again
+        wanting = {n: len(parts[n]) - sizes[n] for n in parts if len(parts[n]) > sizes[n]}
+        if not wanting or left <= 8:
+            break
+        total = sum(shares[n] for n in wanting)
+        spent = 0
+        for n, want in wanting.items():
+            give = min(want, int(left * shares[n] / total))
+            sizes[n] += give
+            spent += give
+        left -= spent
+        if spent == 0:
+            break
+    label = {"Outcome": "outcome", "Last request": "last request", "Files changed": "files",
+             "Commits": "commits", "Still open": "still open"}  # fmt: skip
+    said = [
+        f"{label.get(n, n)}: {shorten(parts[n], sizes[n])}"
+        for n in parts
+        if sizes[n] >= 12 or (sizes[n] and sizes[n] >= len(parts[n]))
+    ]
+    return f"{head}: " + ". ".join(said)
+
+
 def item_line(item: Item, now: datetime, branch: str | None = None, width: int = ITEM_CHARS) -> str:
     m = item.memory
     note = f" ({item.note})" if item.note else ""
     where = f"{m.branch} · " if m.branch and branch and m.branch != branch and not note else ""
-    text = shorten(m.content, width)
+    if tags_of(m) & SUMMARY_TAGS:
+        text = summary_text(m.content, width)
+    else:
+        text = shorten(m.content, width)
     return f"- {marker(m.confidence)} {text}{note} — {where}{age(m.created_at, now)}"
 
 
@@ -365,7 +435,37 @@ def build(data: BriefingInput, count: Callable[[str], int]) -> Briefing:
         before = len(chosen[name])
         take(name, before + spare, budget)
         spare -= len(chosen[name]) - before
-    # 3. overflow: high-value memories the budget left out
+    # 3. budget left unused widens the lines clipped short (summaries first, in the same
+    # order), a step at a time each in turn, so the outcome, the paths and the commands cut
+    # off behind the first words reach the session instead of an empty budget
+    shown: dict[tuple[str, int], str] = {}
+    widths: dict[tuple[str, int], int] = {}
+    for name in LINE_BUDGETS:
+        for index in chosen[name]:
+            owner = pools[name][index][1]
+            start = SUMMARY_CHARS if name == "state" else ITEM_CHARS
+            if owner is not None and len(owner.memory.content) > start:
+                widths[(name, index)] = start
+    growing = True
+    while growing:
+        growing = False
+        for key, width in widths.items():
+            if width >= WIDEST_CHARS:
+                continue
+            name, index = key
+            owner = pools[name][index][1]
+            assert owner is not None
+            old = shown.get(key, pools[name][index][0])
+            new = item_line(owner, data.now, data.branch, width + WIDEN_STEP)
+            price = count("\n" + new) - count("\n" + old)
+            if new == old or used + price > budget:
+                widths[key] = WIDEST_CHARS
+                continue
+            shown[key] = new
+            widths[key] = width + WIDEN_STEP
+            used += price
+            growing = True
+    # 4. overflow: high-value memories the budget left out
     overflow: list[str] = []
     ceiling = budget + int(budget * OVERFLOW_SHARE)
     for name in LINE_BUDGETS:
@@ -383,7 +483,7 @@ def build(data: BriefingInput, count: Callable[[str], int]) -> Briefing:
         out.append(headings[name])
         for index in sorted(chosen[name]):
             line, owner, _ = pools[name][index]
-            out.append(line)
+            out.append(shown.get((name, index), line))
             if owner is not None:
                 ids.append(owner.memory.id)
     if len(out) == 2:
