@@ -61,9 +61,9 @@ SECTIONS: Final[tuple[tuple[str, str, int], ...]] = (
     ("open", "Open problems", 3),
     ("state", "Where the work stands", 4),
     ("decisions", "Decisions", 5),
+    ("preferences", "Preferences", 3),
     ("howto", "How to build, test, run", 4),
     ("gotchas", "Gotchas", 4),
-    ("preferences", "Preferences", 3),
     ("plan", "Active plan", 4),
     ("rest", "Also known", 3),
 )
@@ -357,18 +357,23 @@ def pools_of(data: BriefingInput) -> tuple[dict[str, list[Line]], str]:
         key=lambda i: (i.memory.created_at, i.memory.id),
         reverse=True,
     )
-    for item in summaries:
+    # the newest session in full, then the short lines (the files worked on, the recent work
+    # folded), then the older sessions at the width of an item (budget left widens them)
+    for item in summaries[:1]:
         line = item_line(item, data.now, data.branch, SUMMARY_CHARS)
         pools["state"].append((line, item, words(item.memory.content)))
-    folded = fold_progress(progress, data.branch, data.now)
-    if folded is not None:
-        pools["state"].append((folded, None, words(folded)))
-    if data.sessions:
-        titles = "; ".join(shorten(t, 70) for t in data.sessions[:3])
-        pools["state"].append((f"- Recent sessions: {titles}", None, frozenset()))
     if data.files:
         files = ", ".join(f"`{f}`" for f in data.files[:FILES_SHOWN])
         pools["state"].append((f"- Files worked on most: {files}", None, frozenset()))
+    folded = fold_progress(progress, data.branch, data.now)
+    if folded is not None:
+        pools["state"].append((folded, None, words(folded)))
+    for item in summaries[1:]:
+        line = item_line(item, data.now, data.branch, ITEM_CHARS)
+        pools["state"].append((line, item, words(item.memory.content)))
+    if data.sessions:
+        titles = "; ".join(shorten(t, 70) for t in data.sessions[:3])
+        pools["state"].append((f"- Recent sessions: {titles}", None, frozenset()))
     for item in ranked:
         section = section_of(item.memory)
         if section is None or section == "state":
@@ -376,8 +381,12 @@ def pools_of(data: BriefingInput) -> tuple[dict[str, list[Line]], str]:
         pools[section].append(
             (item_line(item, data.now, data.branch), item, words(item.memory.content))
         )
+    # a command a how-to memory already gives is not listed again
+    howtos = " ".join(" ".join(i.memory.content.split()) for i in ranked
+                      if section_of(i.memory) == "howto")  # fmt: skip
     for command in data.commands:
-        pools["howto"].append((command_line(command), None, words(command.text)))
+        if " ".join(command.text.split()) not in howtos:
+            pools["howto"].append((command_line(command), None, words(command.text)))
     title = ""
     if data.plan is not None and data.plan.steps:
         reported = [words(i.memory.content) for i in progress + summaries]
@@ -443,7 +452,7 @@ def build(data: BriefingInput, count: Callable[[str], int]) -> Briefing:
     for name in LINE_BUDGETS:
         for index in chosen[name]:
             owner = pools[name][index][1]
-            start = SUMMARY_CHARS if name == "state" else ITEM_CHARS
+            start = SUMMARY_CHARS if name == "state" and index == 0 else ITEM_CHARS
             if owner is not None and len(owner.memory.content) > start:
                 widths[(name, index)] = start
     growing = True
