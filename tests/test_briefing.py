@@ -342,8 +342,8 @@ def test_sections_come_in_order_of_value_to_a_next_session():
     text = build(snapshot_input(), estimate_tokens).markdown
     headings = [line for line in text.splitlines() if line.startswith("## ")]
     assert [h.split(":")[0] for h in headings] == [
-        "## Open problems", "## Where the work stands", "## Decisions",
-        "## How to build, test, run", "## Gotchas", "## Preferences", "## Active plan",
+        "## Open problems", "## Where the work stands", "## Decisions", "## Preferences",
+        "## How to build, test, run", "## Gotchas", "## Active plan",
         "## Also known",
     ]  # fmt: skip
 

@@ -9,15 +9,24 @@ step, a gotcha of priority 7 or more), capped at 500. Everything counts: heading
 provenance.
 
 **Order: by value to a next session.** Open problems and where the work stands first (the
-newest session summaries, the recent work folded into one line, the files worked on), then
-decisions (immortal, rejected alternatives included), how to build, test and run (``how-to``
-memories and the commands that worked), gotchas, preferences, the active plan's unfinished
-steps, and the rest (architecture, patterns, context, code). A memory goes to a section by its
-type and its ``event:<kind>`` tag (``event:open_problem``, ``event:howto``,
+newest session summary, the files worked on, the recent work folded into one line, the older
+summaries), then decisions (immortal, rejected alternatives included), the user's preferences
+(short, and they govern everything), how to build, test and run (``how-to`` memories and the
+commands that worked, a command a how-to already gives not repeated), gotchas, the active
+plan's unfinished steps, and the rest (architecture, patterns, context, code). A memory goes to
+a section by its type and its ``event:<kind>`` tag (``event:open_problem``, ``event:howto``,
 ``event:preference``, ``event:session_summary``), so it works with or without those kinds.
 Each section has a line budget (``LINE_BUDGETS``); lines a section leaves unused are
 redistributed, in the same order, to sections with more to say. An item that does not fit is
 skipped and the next one tried: one long item never ends the briefing (the greedy pitfall).
+Budget still unused then widens the lines that were clipped (the newest summary first, then in
+order), a step at a time each in turn: a briefing never stops far under its budget while the
+outcome, the paths or the commands of a line were cut off.
+
+**Session summaries** are shown part by part (goal, last request, outcome, files changed,
+commits, still open), each part cut to its share of the line, so a long opening request never
+pushes the outcome off the line; praise and narration ("Perfect!", "Now I understand the
+issue.") and markdown are dropped.
 
 **No repetition.** Progress logs ("Done: …", one line per commit) are folded into one line
 ("Recent work: 12 steps done on main, last: …") instead of crowding out knowledge. No two
