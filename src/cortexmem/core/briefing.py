@@ -217,10 +217,14 @@ _PART_SHARE: Final = {"goal": 0.2, "Last request": 0.12, "Outcome": 0.43, "Files
 _FILLER = re.compile(
     r"^(?:(?:perfect|excellent|great|done|good|ok|okay|sure|all set|got it)[!.:]+\s*"
     r"|(?:now )?i (?:now )?(?:understand|see)[^.!:]*[.!:]\s*"
-    r"|(?:here'?s|here is) (?:a |the )?(?:summary|overview)[^:]*:\s*)+",
+    r"|(?:here'?s|here is) (?:a |the |what )?(?:summary|overview|i )[^:]*:\s*"
+    r"|let me (?:provide|give|summari[sz]e)[^:.]*[:.]\s*)+",
     re.I,
 )
-_MARKUP = re.compile(r"\*\*|__|^#+\s*|\s#+\s+|`{3,}")
+_MARKUP = re.compile(r"\*\*|__|^#+\s*|\s#+\s+|`{3,}|[✅❌✓✔⚠️🎉]")
+_LINK = re.compile(r"\[([^\]]*)\]\(([^)\s]+)\)")  # [text](target): the target says more
+# The opening request says why; past a point the line is better spent on what came of it.
+_PART_CAP: Final = {"goal": 200, "Last request": 140}
 
 
 def summary_parts(content: str) -> tuple[str, dict[str, str]]:
@@ -229,7 +233,7 @@ def summary_parts(content: str) -> tuple[str, dict[str, str]]:
     head = pieces[0].rstrip(": ")
     parts = {}
     for name, text in zip(pieces[1::2], pieces[2::2], strict=False):
-        text = _MARKUP.sub(" ", text)
+        text = _MARKUP.sub(" ", _LINK.sub(lambda m: m[2] if "/" in m[2] else m[1], text))
         if name == "Outcome":
             text = _FILLER.sub("", text)
         parts[name] = " ".join(text.split()).rstrip(". ")
@@ -248,7 +252,11 @@ def summary_text(content: str, width: int) -> str:
     sizes = {n: 0 for n in parts}
     left = room
     for _ in range(4):  # hand out the room, then what short parts leave, again
-        wanting = {n: len(parts[n]) - sizes[n] for n in parts if len(parts[n]) > sizes[n]}
+        wanting = {
+            n: min(len(parts[n]), _PART_CAP.get(n, len(parts[n]))) - sizes[n]
+            for n in parts
+            if min(len(parts[n]), _PART_CAP.get(n, len(parts[n]))) > sizes[n]
+        }
         if not wanting or left <= 8:
             break
         total = sum(shares[n] for n in wanting)
@@ -464,25 +472,27 @@ def build(data: BriefingInput, count: Callable[[str], int]) -> Briefing:
             start = SUMMARY_CHARS if name == "state" and index == 0 else ITEM_CHARS
             if owner is not None and len(owner.memory.content) > start:
                 widths[(name, index)] = start
-    growing = True
-    while growing:
-        growing = False
-        for key, width in widths.items():
-            if width >= WIDEST_CHARS:
-                continue
-            name, index = key
-            owner = pools[name][index][1]
-            assert owner is not None
-            old = shown.get(key, pools[name][index][0])
-            new = item_line(owner, data.now, data.branch, width + WIDEN_STEP)
-            price = count("\n" + new) - count("\n" + old)
-            if new == old or used + price > budget:
-                widths[key] = WIDEST_CHARS
-                continue
-            shown[key] = new
-            widths[key] = width + WIDEN_STEP
-            used += price
-            growing = True
+    for step in (WIDEN_STEP, WIDEN_STEP // 4):  # then a finer step for the last few tokens
+        full = set()
+        growing = True
+        while growing:
+            growing = False
+            for key, width in widths.items():
+                if key in full or width >= WIDEST_CHARS:
+                    continue
+                name, index = key
+                owner = pools[name][index][1]
+                assert owner is not None
+                old = shown.get(key, pools[name][index][0])
+                new = item_line(owner, data.now, data.branch, width + step)
+                price = count("\n" + new) - count("\n" + old)
+                if new == old or used + price > budget:
+                    full.add(key)
+                    continue
+                shown[key] = new
+                widths[key] = width + step
+                used += price
+                growing = True
     # 4. overflow: high-value memories the budget left out
     overflow: list[str] = []
     ceiling = budget + int(budget * OVERFLOW_SHARE)
