@@ -402,3 +402,27 @@ def test_howto_commands_and_worked_files_from_events():
              edit("/Users/x/.claude/plans/p.md"), edit("/tmp/scratch.py")]  # fmt: skip
     files = worked_files(edits)
     assert files == ["app/a.py", "app/b.py"]
+
+
+def test_how_tos_of_one_kind_fold_into_one_line():
+    howtos = [
+        Item(mem(f"How to run the tests: `{c}`", "pattern", event="howto"), 1 - n / 10)
+        for n, c in enumerate(
+            ["uv run pytest", "uv run pytest -m browser", "ruff format && uv run pytest"]
+        )
+    ] + [Item(mem("How to lint / type-check: `ruff format`", "pattern", event="howto"), 0.5)]
+    text = build(BriefingInput("p", "main", NOW, howtos), estimate_tokens).markdown
+    assert "How to run the tests: `uv run pytest`; `uv run pytest -m browser`" in text
+    assert "&&" not in text  # a chain of commands each listed on its own adds nothing
+    assert text.count("How to run the tests") == 1
+
+
+def test_a_summary_shows_its_outcome_behind_a_long_goal():
+    goal = "please look at this " * 40
+    summary = mem(f"Session 2026-03-01: goal: {goal}. Outcome: Perfect! The retry now uses "
+                  "`backoff.expo`. Files changed: app/retry.py.", "context",
+                  event="session_summary")  # fmt: skip
+    text = build(BriefingInput("p", "main", NOW, [Item(summary, 1.0)]), estimate_tokens).markdown
+    assert "outcome: The retry now uses `backoff.expo`" in text
+    assert "files: app/retry.py" in text
+    assert "Perfect" not in text

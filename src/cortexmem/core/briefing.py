@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Final
 
@@ -346,6 +346,37 @@ def fold_progress(progress: Sequence[Item], branch: str | None, now: datetime) -
     return f"- Recent work: {count} {what}{on}, last ({age(newest.created_at, now)}): {last}"
 
 
+_HOWTO = re.compile(r"^(How to [^:`]{3,40}):\s*(`[^`]+`)\s*\.?$")
+
+
+def fold_howtos(howtos: Sequence[Item]) -> dict[str, Item]:
+    """How-tos of one kind ("How to run the tests: `uv run pytest`", "… `uv run pytest -m
+    browser -v`") folded into one line of their kind, best first ("How to run the tests:
+    `a`; `b`"), keyed by the id of the best one; a how-to of another shape stays as it is. A
+    chain of commands ("`a && b`") each of which is listed on its own is left out."""
+    groups: dict[str, list[tuple[Item, str]]] = {}
+    out: dict[str, Item] = {}
+    for item in howtos:
+        match = _HOWTO.match(" ".join(item.memory.content.split()))
+        if match is None:
+            out[item.memory.id] = item
+        else:
+            groups.setdefault(match[1], []).append((item, match[2]))
+    alone = {c.strip("`").strip() for pairs in groups.values() for _, c in pairs}
+    for label, pairs in groups.items():
+        commands = [
+            c
+            for c in dict.fromkeys(c for _, c in pairs)
+            if not ("&&" in c and all(p.strip() in alone for p in c.strip("`").split("&&")))
+        ]
+        best = pairs[0][0]
+        if not commands:
+            continue
+        content = f"{label}: " + "; ".join(commands)
+        out[best.memory.id] = Item(replace(best.memory, content=content), best.score, best.note)
+    return out
+
+
 def command_line(command: Command) -> str:
     runs = f" (ran {command.runs}×)" if command.runs > 1 else ""
     return f"- `{shorten(command.text, 100)}`{runs}"
@@ -391,10 +422,15 @@ def pools_of(data: BriefingInput) -> tuple[dict[str, list[Line]], str]:
     if data.sessions:
         titles = "; ".join(shorten(t, 70) for t in data.sessions[:3])
         pools["state"].append((f"- Recent sessions: {titles}", None, frozenset()))
+    folds = fold_howtos([i for i in ranked if section_of(i.memory) == "howto"])
     for item in ranked:
         section = section_of(item.memory)
         if section is None or section == "state":
             continue
+        if section == "howto":
+            if item.memory.id not in folds:
+                continue  # folded into the line of its kind
+            item = folds[item.memory.id]
         pools[section].append(
             (item_line(item, data.now, data.branch), item, words(item.memory.content))
         )
@@ -469,9 +505,12 @@ def build(data: BriefingInput, count: Callable[[str], int]) -> Briefing:
     for name in LINE_BUDGETS:
         for index in chosen[name]:
             owner = pools[name][index][1]
-            start = SUMMARY_CHARS if name == "state" and index == 0 else ITEM_CHARS
-            if owner is not None and len(owner.memory.content) > start:
-                widths[(name, index)] = start
+            if owner is None:
+                continue
+            for start in (ITEM_CHARS, SUMMARY_CHARS):  # the width the line was drawn at
+                drawn = item_line(owner, data.now, data.branch, start)
+                if drawn == pools[name][index][0] and len(owner.memory.content) > start:
+                    widths[(name, index)] = start
     for step in (WIDEN_STEP, WIDEN_STEP // 4):  # then a finer step for the last few tokens
         full = set()
         growing = True
