@@ -240,6 +240,21 @@ def summary_parts(content: str) -> tuple[str, dict[str, str]]:
     return head, parts
 
 
+def _paths(text: str, width: int) -> str:
+    """As many whole paths of a list as fit in ``width`` (a path cut in two names no file),
+    else the first one by its name alone."""
+    paths = text.split(", ")
+    shown: list[str] = []
+    for path in paths:
+        if len(", ".join([*shown, path])) > width:
+            break
+        shown.append(path)
+    if not shown:
+        shown = [paths[0].rsplit("/", 1)[-1][: max(width - 1, 1)]]
+    more = "…" if len(shown) < len(paths) else ""
+    return ", ".join(shown) + more
+
+
 def summary_text(content: str, width: int) -> str:
     """A session summary in ``width`` characters: each part cut to its share of the line (a
     share a short part leaves unused goes to the others), so the outcome, the files changed and
@@ -270,8 +285,9 @@ def summary_text(content: str, width: int) -> str:
             break
     label = {"Outcome": "outcome", "Last request": "last request", "Files changed": "files",
              "Commits": "commits", "Still open": "still open"}  # fmt: skip
+    cut = {n: _paths if n == "Files changed" else shorten for n in parts}
     said = [
-        f"{label.get(n, n)}: {shorten(parts[n], sizes[n])}"
+        f"{label.get(n, n)}: {cut[n](parts[n], sizes[n])}"
         for n in parts
         if sizes[n] >= 12 or (sizes[n] and sizes[n] >= len(parts[n]))
     ]
