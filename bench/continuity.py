@@ -223,7 +223,9 @@ class Harness:
             return anticipate(ctx, query, branch=None, embedder=self.embedder).text
 
 
-def run(questions: list[dict[str, Any]], *, verbose: bool) -> dict[str, Any]:
+def run(
+    questions: list[dict[str, Any]], *, verbose: bool, show_briefing: bool = False
+) -> dict[str, Any]:
     groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for q in questions:
         groups[(q["project"], json.dumps(q["cutoff"], sort_keys=True))].append(q)
@@ -238,6 +240,8 @@ def run(questions: list[dict[str, Any]], *, verbose: bool) -> dict[str, Any]:
             try:
                 harness = Harness(work, project, json.loads(cutoff_key))
                 briefing = harness.briefing()
+                if show_briefing:
+                    print(f"===== {project} {cutoff_key[:60]}\n{briefing}", file=sys.stderr)
                 info = stores.setdefault(project, {"memories": 0, "ingest_s": 0.0, "cutoffs": 0})
                 info["memories"] = max(info["memories"], harness.counts.memories)
                 info["ingest_s"] += harness.ingest_s
@@ -327,6 +331,8 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the full report here")
     parser.add_argument("--only", help="only this project")
     parser.add_argument("-q", "--quiet", action="store_true")
+    parser.add_argument("--show-briefing", action="store_true",
+                        help="print each store's briefing to stderr")  # fmt: skip
     args = parser.parse_args()
     if not args.questions.is_file():
         raise SystemExit(f"no question set at {args.questions} (is ../shared beside the clone?)")
@@ -334,7 +340,7 @@ def main() -> None:
     if args.only:
         questions = [q for q in questions if q["project"] == args.only]
     t0 = time.monotonic()
-    report = run(questions, verbose=not args.quiet)
+    report = run(questions, verbose=not args.quiet, show_briefing=args.show_briefing)
     report["seconds"] = round(time.monotonic() - t0, 1)
     print_report(report)
     if args.json:

@@ -92,18 +92,18 @@ def test_snapshot_of_a_briefing():
         "## Open problems\n"
         "- ● Replayed requests with a different body still return 200 — 1d ago\n"
         "## Where the work stands\n"
-        "- Recent work: 3 steps done on main, last (1d ago): wire the Idempotency-Key header\n"
         "- Files worked on most: `app/idempotency.py`, `app/api.py`\n"
+        "- Recent work: 3 steps done on main, last (1d ago): wire the Idempotency-Key header\n"
         "## Decisions\n"
         "- ● Use a unique index on (merchant_id, key) instead of a Redis lock — 19d ago\n"
         "- ◐ Retries run on APScheduler rather than Celery (other branch) — 19d ago\n"
+        "## Preferences\n"
+        "- ● Always use `uv run` to run things, never bare python — 19d ago\n"
         "## How to build, test, run\n"
         "- ● Run the tests with `uv run pytest -q` — 19d ago\n"
         "- `uv run mypy app` (ran 2×)\n"
         "## Gotchas\n"
         "- ● The webhook signature covers the raw body bytes — 19d ago\n"
-        "## Preferences\n"
-        "- ● Always use `uv run` to run things, never bare python — 19d ago\n"
         "## Active plan: 3 steps from session 424b1fee — 2/3 done\n"
         "- [ ] Purge old keys nightly\n"
         "## Also known\n"
@@ -342,8 +342,8 @@ def test_sections_come_in_order_of_value_to_a_next_session():
     text = build(snapshot_input(), estimate_tokens).markdown
     headings = [line for line in text.splitlines() if line.startswith("## ")]
     assert [h.split(":")[0] for h in headings] == [
-        "## Open problems", "## Where the work stands", "## Decisions",
-        "## How to build, test, run", "## Gotchas", "## Preferences", "## Active plan",
+        "## Open problems", "## Where the work stands", "## Decisions", "## Preferences",
+        "## How to build, test, run", "## Gotchas", "## Active plan",
         "## Also known",
     ]  # fmt: skip
 
@@ -402,3 +402,27 @@ def test_howto_commands_and_worked_files_from_events():
              edit("/Users/x/.claude/plans/p.md"), edit("/tmp/scratch.py")]  # fmt: skip
     files = worked_files(edits)
     assert files == ["app/a.py", "app/b.py"]
+
+
+def test_how_tos_of_one_kind_fold_into_one_line():
+    howtos = [
+        Item(mem(f"How to run the tests: `{c}`", "pattern", event="howto"), 1 - n / 10)
+        for n, c in enumerate(
+            ["uv run pytest", "uv run pytest -m browser", "ruff format && uv run pytest"]
+        )
+    ] + [Item(mem("How to lint / type-check: `ruff format`", "pattern", event="howto"), 0.5)]
+    text = build(BriefingInput("p", "main", NOW, howtos), estimate_tokens).markdown
+    assert "How to run the tests: `uv run pytest`; `uv run pytest -m browser`" in text
+    assert "&&" not in text  # a chain of commands each listed on its own adds nothing
+    assert text.count("How to run the tests") == 1
+
+
+def test_a_summary_shows_its_outcome_behind_a_long_goal():
+    goal = "please look at this " * 40
+    summary = mem(f"Session 2026-03-01: goal: {goal}. Outcome: Perfect! The retry now uses "
+                  "`backoff.expo`. Files changed: app/retry.py.", "context",
+                  event="session_summary")  # fmt: skip
+    text = build(BriefingInput("p", "main", NOW, [Item(summary, 1.0)]), estimate_tokens).markdown
+    assert "outcome: The retry now uses `backoff.expo`" in text
+    assert "files: app/retry.py" in text
+    assert "Perfect" not in text

@@ -9,15 +9,24 @@ step, a gotcha of priority 7 or more), capped at 500. Everything counts: heading
 provenance.
 
 **Order: by value to a next session.** Open problems and where the work stands first (the
-newest session summaries, the recent work folded into one line, the files worked on), then
-decisions (immortal, rejected alternatives included), how to build, test and run (``how-to``
-memories and the commands that worked), gotchas, preferences, the active plan's unfinished
-steps, and the rest (architecture, patterns, context, code). A memory goes to a section by its
-type and its ``event:<kind>`` tag (``event:open_problem``, ``event:howto``,
+newest session summary, the files worked on, the recent work folded into one line, the older
+summaries), then decisions (immortal, rejected alternatives included), the user's preferences
+(short, and they govern everything), how to build, test and run (``how-to`` memories and the
+commands that worked, a command a how-to already gives not repeated), gotchas, the active
+plan's unfinished steps, and the rest (architecture, patterns, context, code). A memory goes to
+a section by its type and its ``event:<kind>`` tag (``event:open_problem``, ``event:howto``,
 ``event:preference``, ``event:session_summary``), so it works with or without those kinds.
 Each section has a line budget (``LINE_BUDGETS``); lines a section leaves unused are
 redistributed, in the same order, to sections with more to say. An item that does not fit is
 skipped and the next one tried: one long item never ends the briefing (the greedy pitfall).
+Budget still unused then widens the lines that were clipped (the newest summary first, then in
+order), a step at a time each in turn: a briefing never stops far under its budget while the
+outcome, the paths or the commands of a line were cut off.
+
+**Session summaries** are shown part by part (goal, last request, outcome, files changed,
+commits, still open), each part cut to its share of the line, so a long opening request never
+pushes the outcome off the line; praise and narration ("Perfect!", "Now I understand the
+issue.") and markdown are dropped.
 
 **No repetition.** Progress logs ("Done: …", one line per commit) are folded into one line
 ("Recent work: 12 steps done on main, last: …") instead of crowding out knowledge. No two
@@ -38,7 +47,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Final
 
@@ -51,6 +60,8 @@ PER_HIGH_VALUE: Final = 10
 OVERFLOW_SHARE: Final = 0.25
 ITEM_CHARS: Final = 160
 SUMMARY_CHARS: Final = 240
+WIDEST_CHARS: Final = 1_000  # how far a clipped line may widen into budget left unused
+WIDEN_STEP: Final = 120
 SAME_OVERLAP: Final = 0.75
 FILES_SHOWN: Final = 5
 
@@ -59,9 +70,9 @@ SECTIONS: Final[tuple[tuple[str, str, int], ...]] = (
     ("open", "Open problems", 3),
     ("state", "Where the work stands", 4),
     ("decisions", "Decisions", 5),
+    ("preferences", "Preferences", 3),
     ("howto", "How to build, test, run", 4),
     ("gotchas", "Gotchas", 4),
-    ("preferences", "Preferences", 3),
     ("plan", "Active plan", 4),
     ("rest", "Also known", 3),
 )
@@ -194,11 +205,103 @@ def age(created_at: str, now: datetime) -> str:
     return f"{int(days / 30)}mo ago"
 
 
+# The parts of a session summary ("Session 2025-07-13: goal: …. Last request: …. Outcome: ….
+# Files changed: …. Commits: …. Still open: …"), each with its share of the line: the outcome
+# and what was left open say what a next session needs more than the opening request does.
+_PARTS = re.compile(
+    r"(?:^|[.:?!…]\s+)(goal|Last request|Outcome|Files changed|Commits|Still open):\s*"
+)
+_PART_SHARE: Final = {"goal": 0.2, "Last request": 0.12, "Outcome": 0.43, "Files changed": 0.1,
+                      "Commits": 0.07, "Still open": 0.08}  # fmt: skip
+# Praise and narration that open a closing message ("Perfect! ", "Now I understand the issue.")
+_FILLER = re.compile(
+    r"^(?:(?:perfect|excellent|great|done|good|ok|okay|sure|all set|got it)[!.:]+\s*"
+    r"|(?:now )?i (?:now )?(?:understand|see)[^.!:]*[.!:]\s*"
+    r"|(?:here'?s|here is) (?:a |the |what )?(?:summary|overview|i )[^:]*:\s*"
+    r"|let me (?:provide|give|summari[sz]e)[^:.]*[:.]\s*)+",
+    re.I,
+)
+_MARKUP = re.compile(r"\*\*|__|^#+\s*|\s#+\s+|`{3,}|[✅❌✓✔⚠️🎉]")
+_LINK = re.compile(r"\[([^\]]*)\]\(([^)\s]+)\)")  # [text](target): the target says more
+# The opening request says why; past a point the line is better spent on what came of it.
+_PART_CAP: Final = {"goal": 200, "Last request": 140}
+
+
+def summary_parts(content: str) -> tuple[str, dict[str, str]]:
+    """A session summary's head ("Session 2025-07-13") and its parts by name."""
+    pieces = _PARTS.split(" ".join(content.split()))
+    head = pieces[0].rstrip(": ")
+    parts = {}
+    for name, text in zip(pieces[1::2], pieces[2::2], strict=False):
+        text = _MARKUP.sub(" ", _LINK.sub(lambda m: m[2] if "/" in m[2] else m[1], text))
+        if name == "Outcome":
+            text = _FILLER.sub("", text)
+        parts[name] = " ".join(text.split()).rstrip(". ")
+    return head, parts
+
+
+def _paths(text: str, width: int) -> str:
+    """As many whole paths of a list as fit in ``width`` (a path cut in two names no file),
+    else the first one by its name alone."""
+    paths = text.split(", ")
+    shown: list[str] = []
+    for path in paths:
+        if len(", ".join([*shown, path])) > width:
+            break
+        shown.append(path)
+    if not shown:
+        shown = [paths[0].rsplit("/", 1)[-1][: max(width - 1, 1)]]
+    more = "…" if len(shown) < len(paths) else ""
+    return ", ".join(shown) + more
+
+
+def summary_text(content: str, width: int) -> str:
+    """A session summary in ``width`` characters: each part cut to its share of the line (a
+    share a short part leaves unused goes to the others), so the outcome, the files changed and
+    what is still open are never clipped away behind a long opening request."""
+    head, parts = summary_parts(content)
+    if not parts:
+        return shorten(content, width)
+    room = max(width - len(head) - 2, 40)
+    shares = {n: _PART_SHARE.get(n, 0.1) for n in parts}
+    sizes = {n: 0 for n in parts}
+    left = room
+    for _ in range(4):  # hand out the room, then what short parts leave, again
+        wanting = {
+            n: min(len(parts[n]), _PART_CAP.get(n, len(parts[n]))) - sizes[n]
+            for n in parts
+            if min(len(parts[n]), _PART_CAP.get(n, len(parts[n]))) > sizes[n]
+        }
+        if not wanting or left <= 8:
+            break
+        total = sum(shares[n] for n in wanting)
+        spent = 0
+        for n, want in wanting.items():
+            give = min(want, int(left * shares[n] / total))
+            sizes[n] += give
+            spent += give
+        left -= spent
+        if spent == 0:
+            break
+    label = {"Outcome": "outcome", "Last request": "last request", "Files changed": "files",
+             "Commits": "commits", "Still open": "still open"}  # fmt: skip
+    cut = {n: _paths if n == "Files changed" else shorten for n in parts}
+    said = [
+        f"{label.get(n, n)}: {cut[n](parts[n], sizes[n])}"
+        for n in parts
+        if sizes[n] >= 12 or (sizes[n] and sizes[n] >= len(parts[n]))
+    ]
+    return f"{head}: " + ". ".join(said)
+
+
 def item_line(item: Item, now: datetime, branch: str | None = None, width: int = ITEM_CHARS) -> str:
     m = item.memory
     note = f" ({item.note})" if item.note else ""
     where = f"{m.branch} · " if m.branch and branch and m.branch != branch and not note else ""
-    text = shorten(m.content, width)
+    if tags_of(m) & SUMMARY_TAGS:
+        text = summary_text(m.content, width)
+    else:
+        text = shorten(m.content, width)
     return f"- {marker(m.confidence)} {text}{note} — {where}{age(m.created_at, now)}"
 
 
@@ -259,6 +362,37 @@ def fold_progress(progress: Sequence[Item], branch: str | None, now: datetime) -
     return f"- Recent work: {count} {what}{on}, last ({age(newest.created_at, now)}): {last}"
 
 
+_HOWTO = re.compile(r"^(How to [^:`]{3,40}):\s*(`[^`]+`)\s*\.?$")
+
+
+def fold_howtos(howtos: Sequence[Item]) -> dict[str, Item]:
+    """How-tos of one kind ("How to run the tests: `uv run pytest`", "… `uv run pytest -m
+    browser -v`") folded into one line of their kind, best first ("How to run the tests:
+    `a`; `b`"), keyed by the id of the best one; a how-to of another shape stays as it is. A
+    chain of commands ("`a && b`") each of which is listed on its own is left out."""
+    groups: dict[str, list[tuple[Item, str]]] = {}
+    out: dict[str, Item] = {}
+    for item in howtos:
+        match = _HOWTO.match(" ".join(item.memory.content.split()))
+        if match is None:
+            out[item.memory.id] = item
+        else:
+            groups.setdefault(match[1], []).append((item, match[2]))
+    alone = {c.strip("`").strip() for pairs in groups.values() for _, c in pairs}
+    for label, pairs in groups.items():
+        commands = [
+            c
+            for c in dict.fromkeys(c for _, c in pairs)
+            if not ("&&" in c and all(p.strip() in alone for p in c.strip("`").split("&&")))
+        ]
+        best = pairs[0][0]
+        if not commands:
+            continue
+        content = f"{label}: " + "; ".join(commands)
+        out[best.memory.id] = Item(replace(best.memory, content=content), best.score, best.note)
+    return out
+
+
 def command_line(command: Command) -> str:
     runs = f" (ran {command.runs}×)" if command.runs > 1 else ""
     return f"- `{shorten(command.text, 100)}`{runs}"
@@ -287,27 +421,41 @@ def pools_of(data: BriefingInput) -> tuple[dict[str, list[Line]], str]:
         key=lambda i: (i.memory.created_at, i.memory.id),
         reverse=True,
     )
-    for item in summaries:
+    # the newest session in full, then the short lines (the files worked on, the recent work
+    # folded), then the older sessions at the width of an item (budget left widens them)
+    for item in summaries[:1]:
         line = item_line(item, data.now, data.branch, SUMMARY_CHARS)
         pools["state"].append((line, item, words(item.memory.content)))
-    folded = fold_progress(progress, data.branch, data.now)
-    if folded is not None:
-        pools["state"].append((folded, None, words(folded)))
-    if data.sessions:
-        titles = "; ".join(shorten(t, 70) for t in data.sessions[:3])
-        pools["state"].append((f"- Recent sessions: {titles}", None, frozenset()))
     if data.files:
         files = ", ".join(f"`{f}`" for f in data.files[:FILES_SHOWN])
         pools["state"].append((f"- Files worked on most: {files}", None, frozenset()))
+    folded = fold_progress(progress, data.branch, data.now)
+    if folded is not None:
+        pools["state"].append((folded, None, words(folded)))
+    for item in summaries[1:]:
+        line = item_line(item, data.now, data.branch, ITEM_CHARS)
+        pools["state"].append((line, item, words(item.memory.content)))
+    if data.sessions:
+        titles = "; ".join(shorten(t, 70) for t in data.sessions[:3])
+        pools["state"].append((f"- Recent sessions: {titles}", None, frozenset()))
+    folds = fold_howtos([i for i in ranked if section_of(i.memory) == "howto"])
     for item in ranked:
         section = section_of(item.memory)
         if section is None or section == "state":
             continue
+        if section == "howto":
+            if item.memory.id not in folds:
+                continue  # folded into the line of its kind
+            item = folds[item.memory.id]
         pools[section].append(
             (item_line(item, data.now, data.branch), item, words(item.memory.content))
         )
+    # a command a how-to memory already gives is not listed again
+    howtos = " ".join(" ".join(i.memory.content.split()) for i in ranked
+                      if section_of(i.memory) == "howto")  # fmt: skip
     for command in data.commands:
-        pools["howto"].append((command_line(command), None, words(command.text)))
+        if " ".join(command.text.split()) not in howtos:
+            pools["howto"].append((command_line(command), None, words(command.text)))
     title = ""
     if data.plan is not None and data.plan.steps:
         reported = [words(i.memory.content) for i in progress + summaries]
@@ -365,7 +513,42 @@ def build(data: BriefingInput, count: Callable[[str], int]) -> Briefing:
         before = len(chosen[name])
         take(name, before + spare, budget)
         spare -= len(chosen[name]) - before
-    # 3. overflow: high-value memories the budget left out
+    # 3. budget left unused widens the lines clipped short (summaries first, in the same
+    # order), a step at a time each in turn, so the outcome, the paths and the commands cut
+    # off behind the first words reach the session instead of an empty budget
+    shown: dict[tuple[str, int], str] = {}
+    widths: dict[tuple[str, int], int] = {}
+    for name in LINE_BUDGETS:
+        for index in chosen[name]:
+            owner = pools[name][index][1]
+            if owner is None:
+                continue
+            for start in (ITEM_CHARS, SUMMARY_CHARS):  # the width the line was drawn at
+                drawn = item_line(owner, data.now, data.branch, start)
+                if drawn == pools[name][index][0] and len(owner.memory.content) > start:
+                    widths[(name, index)] = start
+    for step in (WIDEN_STEP, WIDEN_STEP // 4):  # then a finer step for the last few tokens
+        full = set()
+        growing = True
+        while growing:
+            growing = False
+            for key, width in widths.items():
+                if key in full or width >= WIDEST_CHARS:
+                    continue
+                name, index = key
+                owner = pools[name][index][1]
+                assert owner is not None
+                old = shown.get(key, pools[name][index][0])
+                new = item_line(owner, data.now, data.branch, width + step)
+                price = count("\n" + new) - count("\n" + old)
+                if new == old or used + price > budget:
+                    full.add(key)
+                    continue
+                shown[key] = new
+                widths[key] = width + step
+                used += price
+                growing = True
+    # 4. overflow: high-value memories the budget left out
     overflow: list[str] = []
     ceiling = budget + int(budget * OVERFLOW_SHARE)
     for name in LINE_BUDGETS:
@@ -383,7 +566,7 @@ def build(data: BriefingInput, count: Callable[[str], int]) -> Briefing:
         out.append(headings[name])
         for index in sorted(chosen[name]):
             line, owner, _ = pools[name][index]
-            out.append(line)
+            out.append(shown.get((name, index), line))
             if owner is not None:
                 ids.append(owner.memory.id)
     if len(out) == 2:
