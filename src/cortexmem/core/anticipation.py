@@ -5,12 +5,25 @@ it; this decides. Injecting something irrelevant on every prompt is worse than i
 nothing (peers' warnings "fire on almost every unrelated prompt"), so the rule is strict:
 
 * prompts that carry no question (a slash command, "ok", "thanks", "continue") get nothing;
-* a memory qualifies only when its cosine similarity to the prompt clears ``THRESHOLD`` and
-  stands ``MARGIN`` above the median similarity of the candidates (the baseline every memory
-  of the project reaches, partly through the shared ``[project:name]`` prefix). Both were
-  measured with ``bench/anticipation.py``: 95% of related prompts get context, 2.5% of
-  unrelated ones;
-* at most ``MAX_ITEMS`` memories, and the whole block stays under ``TOKEN_CAP`` tokens.
+* something must qualify, by one of two kinds of evidence:
+
+  - meaning alone: its cosine similarity to the prompt clears ``THRESHOLD`` and stands
+    ``MARGIN`` above the median similarity of the candidates (the baseline every memory of the
+    project reaches, partly through the shared ``[project:name]`` prefix);
+  - words and meaning agreeing: the prompt's words found it (BM25 at least ``WORDS_MEMORY``,
+    or ``WORDS_EPISODE`` for what was said: conversation shares incidental words with any
+    prompt) and it is at least ``AGREEMENT`` close in meaning. Either leg alone is weak
+    (prompts about other projects share generic words, and the same question style reaches
+    cosine 0.4-0.5); both together rarely happen by chance.
+
+  An episode (raw conversation) needs ``EPISODE_MARGIN`` more meaning to qualify alone.
+  The bars were calibrated on ``bench/continuity.py``: on other projects' questions (prompts
+  unrelated to the store) fewer than 3% inject; the words bar for episodes sits above the
+  90th percentile of the best episode's BM25 for those unrelated prompts;
+* once something qualifies, the best-ranked candidates found by both words and meaning
+  (``COMPANION`` cosine) may come along: at most ``MAX_ITEMS`` in the ranking's order, and
+  the whole block stays under ``TOKEN_CAP`` tokens;
+* a long memory or passage is shown around the prompt's words, not only from its start.
 """
 
 from __future__ import annotations
@@ -24,12 +37,19 @@ from cortexmem.core.text import shorten
 from cortexmem.core.tokens import estimate_tokens
 from cortexmem.model import Memory
 
-THRESHOLD: Final = 0.60
+THRESHOLD: Final = 0.70
 MARGIN: Final = 0.15
+AGREEMENT: Final = 0.50
+WORDS_MEMORY: Final = 1.0
+WORDS_EPISODE: Final = 8.0
+EPISODE_MARGIN: Final = 0.06
+COMPANION: Final = 0.35
 MAX_ITEMS: Final = 3
 TOKEN_CAP: Final = 200
 MIN_WORDS: Final = 3
-__all__ = ["Pick", "baseline", "estimate_tokens", "render", "select", "worth_asking"]
+__all__ = [
+    "Pick", "baseline", "estimate_tokens", "excerpt", "render", "select", "worth_asking",
+]  # fmt: skip
 
 HEADER: Final = "Cortex memory that may bear on this request (verify before relying on it):"
 
@@ -45,6 +65,9 @@ _WORD: Final = re.compile(r"\w+")
 class Pick:
     memory: Memory
     similarity: float
+    # BM25 relevance when the prompt's words found it (0: they did not).
+    words: float = 0.0
+    episode: bool = False
 
 
 def worth_asking(prompt: str) -> bool:
@@ -68,14 +91,64 @@ def select(
     threshold: float = THRESHOLD,
     margin: float = MARGIN,
     max_items: int = MAX_ITEMS,
+    agreement: float = AGREEMENT,
 ) -> list[Pick]:
-    """The first ``max_items`` of ``ranked`` (in its order) whose similarity clears both the
-    threshold and ``floor + margin``."""
+    """The first ``max_items`` of ``ranked`` (in its order) worth showing: nothing unless one
+    qualifies (meaning alone over both the threshold and ``floor + margin``, or words and
+    meaning agreeing); then those that qualify and the companions found by both legs."""
     bar = max(threshold, floor + margin)
-    return [p for p in ranked if p.similarity >= bar][:max_items]
+
+    def qualifies(p: Pick) -> bool:
+        meaning = p.similarity - (EPISODE_MARGIN if p.episode else 0.0)
+        words = WORDS_EPISODE if p.episode else WORDS_MEMORY
+        return meaning >= bar or (p.words >= words and p.similarity >= agreement)
+
+    if not any(qualifies(p) for p in ranked):
+        return []
+    return [p for p in ranked if qualifies(p) or (p.words > 0.0 and p.similarity >= COMPANION)][
+        :max_items
+    ]
 
 
-def render(picks: Sequence[Pick], token_cap: int = TOKEN_CAP) -> str:
+_TERM: Final = re.compile(r"[^\W_]{3,}")
+_COMMON: Final = frozenset(
+    "the and for with that this what which when where how why who does did are was were "
+    "can could should would will not but from into about have has had our your you they "
+    "there their then than them its it's use used using get got make made need any all "
+    "some one two also just like want".split()
+)
+
+
+def excerpt(text: str, prompt: str, width: int) -> str:
+    """``text`` cut to ``width`` characters around the first place the prompt's words gather
+    (the window the most distinct prompt words fall into, with some text before them), or its
+    start."""
+    text = " ".join(text.split())
+    if len(text) <= width or not prompt:
+        return shorten(text, width)
+    terms = {t.lower() for t in _TERM.findall(prompt)} - _COMMON
+    if not terms:
+        return shorten(text, width)
+    low = text.lower()
+    spots = sorted(
+        (m.start(), m.group(0).lower()) for m in _TERM.finditer(low) if m.group(0) in terms
+    )
+    if not spots:
+        return shorten(text, width)
+    best, best_start = 0, 0
+    for i, (start, _) in enumerate(spots):
+        seen = {term for at, term in spots[i:] if at < start + width * 2 // 3}
+        if len(seen) > best:
+            best, best_start = len(seen), start
+    start = max(0, best_start - width // 3)
+    if start == 0:
+        return shorten(text, width)
+    space = text.find(" ", start)
+    start = space + 1 if 0 <= space < best_start else start
+    return "…" + shorten(text[start:], width - 1)
+
+
+def render(picks: Sequence[Pick], token_cap: int = TOKEN_CAP, prompt: str = "") -> str:
     """The context block: a header and one line per memory, cut to stay under the cap."""
     if not picks:
         return ""
@@ -89,7 +162,7 @@ def render(picks: Sequence[Pick], token_cap: int = TOKEN_CAP) -> str:
         # Characters/4 is only one side of the estimate: many short words ("a = 1, b = 2")
         # cost more, so shorten until the whole block fits.
         while room >= 60:
-            line = head + shorten(m.content, room)
+            line = head + excerpt(m.content, prompt, room)
             if estimate_tokens("\n".join([*lines, line])) <= token_cap:
                 lines.append(line)
                 break

@@ -14,7 +14,6 @@ from cortexmem.services.context import Context
 from cortexmem.services.recall import QueryEmbedder, recall
 
 CANDIDATES = 10
-EPISODE_MARGIN = 0.06
 
 
 @dataclass
@@ -33,26 +32,28 @@ def anticipate(
         branch, _ = ctx.paths.branch_and_commit()
     prompt = prompt[:2_000]
     similarity: dict[tuple[str, str], float] = {}
+    words: dict[tuple[str, str], float] = {}
     ranked = recall(
         ctx, prompt, branch=branch, limit=CANDIDATES, embedder=embedder, count_access=False,
-        with_links=False, similarities=similarity,
+        with_links=False, similarities=similarity, word_scores=words,
     )  # fmt: skip
     if not similarity:
         return Anticipation()
-    # An episode is raw conversation: it must be clearly closer to the prompt than a typed
-    # memory to be put in front of the assistant unasked (``EPISODE_MARGIN``).
+    # Each candidate carries both kinds of evidence: meaning (cosine) and words (BM25); an
+    # episode (raw conversation) is held to stricter bars (``core.anticipation``).
     picks = select(
         [
             Pick(
                 r.memory,
-                similarity.get((r.scope, r.memory.id), 0.0)
-                - (EPISODE_MARGIN if r.episode is not None else 0.0),
+                similarity.get((r.scope, r.memory.id), 0.0),
+                words=max(0.0, words.get((r.scope, r.memory.id), 0.0)),
+                episode=r.episode is not None,
             )
             for r in ranked
         ],
         floor=baseline(list(similarity.values())),
     )
-    text = render(picks)
+    text = render(picks, prompt=prompt)
     if not text:
         return Anticipation()
     shown = [p for p in picks if p.memory.id in text]
