@@ -28,6 +28,7 @@ nothing (peers' warnings "fire on almost every unrelated prompt"), so the rule i
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -119,33 +120,50 @@ _COMMON: Final = frozenset(
 )
 
 
+_CLAUSE: Final = re.compile(r"(?<=[.!?;:])\s+|\s+(?=- |\d+\. |#+ )|\n+")
+
+
 def excerpt(text: str, prompt: str, width: int) -> str:
-    """``text`` cut to ``width`` characters around the first place the prompt's words gather
-    (the window the most distinct prompt words fall into, with some text before them), or its
-    start."""
-    text = " ".join(text.split())
-    if len(text) <= width or not prompt:
-        return shorten(text, width)
+    """``text`` cut to ``width`` characters: when it is longer, the clauses that bear most on
+    the prompt, in their order, joined by "…" (else its start).
+
+    A clause scores by the prompt's words it holds, each weighted by how rare it is in the
+    text (a word in every clause, such as the project's name, says little): what answers a
+    question often sits beside its words rather than at the start of a long summary."""
+    flat = " ".join(text.split())
+    if len(flat) <= width or not prompt:
+        return shorten(flat, width)
     terms = {t.lower() for t in _TERM.findall(prompt)} - _COMMON
-    if not terms:
-        return shorten(text, width)
-    low = text.lower()
-    spots = sorted(
-        (m.start(), m.group(0).lower()) for m in _TERM.finditer(low) if m.group(0) in terms
-    )
-    if not spots:
-        return shorten(text, width)
-    best, best_start = 0, 0
-    for i, (start, _) in enumerate(spots):
-        seen = {term for at, term in spots[i:] if at < start + width * 2 // 3}
-        if len(seen) > best:
-            best, best_start = len(seen), start
-    start = max(0, best_start - width // 3)
-    if start == 0:
-        return shorten(text, width)
-    space = text.find(" ", start)
-    start = space + 1 if 0 <= space < best_start else start
-    return "…" + shorten(text[start:], width - 1)
+    clauses = [c.strip() for c in _CLAUSE.split(text) if c and c.strip()]
+    clauses = [" ".join(c.split()) for c in clauses]
+    if not terms or len(clauses) < 2:
+        return shorten(flat, width)
+    held = [{t for t in terms if t in c.lower()} for c in clauses]
+    spread = {t: sum(t in h for h in held) for t in terms}
+    weight = {t: math.log(1 + len(clauses) / n) for t, n in spread.items() if n}
+    if not weight:
+        return shorten(flat, width)
+    scores = [sum(weight.get(t, 0.0) for t in h) for h in held]
+    chosen: set[int] = set()
+    used = 0
+    for i in sorted(range(len(clauses)), key=lambda i: (-scores[i], i)):
+        if scores[i] <= 0.0:
+            break
+        # A clause that matches brings its neighbour along when there is room: the answer is
+        # often the next sentence.
+        for k in (i, i + 1):
+            if k < len(clauses) and k not in chosen and used + len(clauses[k]) + 2 <= width:
+                chosen.add(k)
+                used += len(clauses[k]) + 2
+    if not chosen:  # the best clause alone is longer than the room
+        best = max(range(len(clauses)), key=lambda i: (scores[i], -i))
+        return ("…" if best else "") + shorten(clauses[best], width - 1)
+    parts: list[str] = []
+    last = -2
+    for k in sorted(chosen):
+        parts.append(clauses[k] if k == last + 1 and parts else ("…" if k else "") + clauses[k])
+        last = k
+    return shorten(" ".join(parts), width)
 
 
 def render(picks: Sequence[Pick], token_cap: int = TOKEN_CAP, prompt: str = "") -> str:
