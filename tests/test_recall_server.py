@@ -29,6 +29,7 @@ from cortexmem.core.anticipation import (
     TOKEN_CAP,
     Pick,
     baseline,
+    coverage,
     estimate_tokens,
     excerpt,
     render,
@@ -88,17 +89,24 @@ def test_words_and_meaning_agreeing_qualify_and_bring_companions():
     def p(similarity: float, words: float = 0.0, episode: bool = False) -> Pick:
         return Pick(Memory("m", "decision"), similarity, words=words, episode=episode)
 
-    # Meaning alone at 0.55 is not enough; with the prompt's words it is.
+    # Meaning alone at 0.55 is not enough; with half the prompt's words it is.
     assert select([p(0.55)]) == []
-    assert len(select([p(0.55, words=2.0)])) == 1
-    assert select([p(0.45, words=20.0)]) == []  # words without meaning
+    assert len(select([p(0.55, words=0.5)])) == 1
+    assert select([p(0.45, words=1.0)]) == []  # words without meaning
+    assert select([p(0.55, words=0.25)]) == []  # a stray word
     # Conversation shares incidental words: an episode needs more of them.
-    assert select([p(0.55, words=2.0, episode=True)]) == []
-    assert len(select([p(0.55, words=9.0, episode=True)])) == 1
+    assert select([p(0.55, words=0.45, episode=True)]) == []
+    assert len(select([p(0.55, words=0.6, episode=True)])) == 1
     # Once one qualifies, better-ranked candidates found by both legs come along, in order.
-    ranked = [p(0.4, words=1.0), p(0.3, words=5.0), p(0.6, words=3.0), p(0.5), p(0.36, 0.5)]
+    ranked = [p(0.4, words=0.2), p(0.3, words=0.8), p(0.6, words=0.5), p(0.5), p(0.36, 0.1)]
     assert [x.similarity for x in select(ranked)] == [0.4, 0.6, 0.36]
-    assert select([p(0.4, words=1.0), p(0.36, 0.5)]) == []  # but none qualifies
+    assert select([p(0.4, words=0.2), p(0.36, 0.1)]) == []  # but none qualifies
+
+
+def test_coverage_is_the_share_of_the_prompts_words_held():
+    assert coverage(["ci", "locally", "act"], "Run the CI job locally.") == 2 / 3
+    assert coverage([], "anything") == 0.0
+    assert coverage(["user", "count"], "the user_count field") == 1.0
 
 
 def test_excerpt_shows_the_text_around_the_prompts_words():

@@ -10,16 +10,16 @@ nothing (peers' warnings "fire on almost every unrelated prompt"), so the rule i
   - meaning alone: its cosine similarity to the prompt clears ``THRESHOLD`` and stands
     ``MARGIN`` above the median similarity of the candidates (the baseline every memory of the
     project reaches, partly through the shared ``[project:name]`` prefix);
-  - words and meaning agreeing: the prompt's words found it (BM25 at least ``WORDS_MEMORY``,
-    or ``WORDS_EPISODE`` for what was said: conversation shares incidental words with any
+  - words and meaning agreeing: it holds at least ``WORDS_MEMORY`` of the prompt's search
+    words (``WORDS_EPISODE`` for what was said: conversation shares incidental words with any
     prompt) and it is at least ``AGREEMENT`` close in meaning. Either leg alone is weak
     (prompts about other projects share generic words, and the same question style reaches
-    cosine 0.4-0.5); both together rarely happen by chance.
+    cosine 0.4-0.5); both together rarely happen by chance. The share of the prompt's words,
+    unlike a BM25 score, means the same in a store of fifty memories or of fifty thousand.
 
   An episode (raw conversation) needs ``EPISODE_MARGIN`` more meaning to qualify alone.
   The bars were calibrated on ``bench/continuity.py``: on other projects' questions (prompts
-  unrelated to the store) fewer than 3% inject; the words bar for episodes sits above the
-  90th percentile of the best episode's BM25 for those unrelated prompts;
+  unrelated to the store) about 3% inject;
 * once something qualifies, the best-ranked candidates found by both words and meaning
   (``COMPANION`` cosine) may come along: at most ``MAX_ITEMS`` in the ranking's order, and
   the whole block stays under ``TOKEN_CAP`` tokens;
@@ -41,16 +41,23 @@ from cortexmem.model import Memory
 THRESHOLD: Final = 0.70
 MARGIN: Final = 0.15
 AGREEMENT: Final = 0.50
-WORDS_MEMORY: Final = 1.0
-WORDS_EPISODE: Final = 8.0
+WORDS_MEMORY: Final = 0.4
+WORDS_EPISODE: Final = 0.5
 EPISODE_MARGIN: Final = 0.06
 COMPANION: Final = 0.35
 MAX_ITEMS: Final = 3
 TOKEN_CAP: Final = 200
 MIN_WORDS: Final = 3
 __all__ = [
-    "Pick", "baseline", "estimate_tokens", "excerpt", "render", "select", "worth_asking",
-]  # fmt: skip
+    "Pick",
+    "baseline",
+    "coverage",
+    "estimate_tokens",
+    "excerpt",
+    "render",
+    "select",
+    "worth_asking",
+]
 
 HEADER: Final = "Cortex memory that may bear on this request (verify before relying on it):"
 
@@ -60,13 +67,14 @@ _TRIVIAL: Final = re.compile(
     re.IGNORECASE,
 )
 _WORD: Final = re.compile(r"\w+")
+_WORDS: Final = re.compile(r"[^\W_]+")
 
 
 @dataclass(frozen=True)
 class Pick:
     memory: Memory
     similarity: float
-    # BM25 relevance when the prompt's words found it (0: they did not).
+    # The share of the prompt's search words it holds (``coverage``; 0: none).
     words: float = 0.0
     episode: bool = False
 
@@ -74,6 +82,15 @@ class Pick:
 def worth_asking(prompt: str) -> bool:
     """Whether a prompt says enough to look anything up for."""
     return not _TRIVIAL.match(prompt) and len(_WORD.findall(prompt)) >= MIN_WORDS
+
+
+def coverage(terms: Sequence[str], text: str) -> float:
+    """The share of ``terms`` (the prompt's search words, lower case) that ``text`` holds as
+    words."""
+    wanted = set(terms)
+    if not wanted:
+        return 0.0
+    return len(wanted & {w.lower() for w in _WORDS.findall(text)}) / len(wanted)
 
 
 def baseline(similarities: Sequence[float]) -> float:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from cortexmem.core.anticipation import Pick, baseline, render, select, worth_asking
+from cortexmem.core.anticipation import Pick, baseline, coverage, render, select, worth_asking
+from cortexmem.core.fts_query import query_terms
 from cortexmem.model import utc_now
 from cortexmem.services.context import Context
 from cortexmem.services.recall import QueryEmbedder, recall
@@ -39,14 +40,18 @@ def anticipate(
     )  # fmt: skip
     if not similarity:
         return Anticipation()
-    # Each candidate carries both kinds of evidence: meaning (cosine) and words (BM25); an
+    # Each candidate carries both kinds of evidence: meaning (cosine) and words (the share of
+    # the prompt's search words it holds, when the word search found it); an
     # episode (raw conversation) is held to stricter bars (``core.anticipation``).
+    terms, _ = query_terms(prompt)
     picks = select(
         [
             Pick(
                 r.memory,
                 similarity.get((r.scope, r.memory.id), 0.0),
-                words=max(0.0, words.get((r.scope, r.memory.id), 0.0)),
+                words=coverage(terms, f"{r.memory.content}\n{r.memory.summary or ''}")
+                if (r.scope, r.memory.id) in words
+                else 0.0,
                 episode=r.episode is not None,
             )
             for r in ranked
