@@ -21,6 +21,7 @@ from pathlib import Path
 from cortexmem.core.anticipation import MARGIN, THRESHOLD, Pick, baseline, select, worth_asking
 from cortexmem.hosts.claude_code.reader import READER
 from cortexmem.model import Memory
+from cortexmem.services.anticipate import candidates
 from cortexmem.services.context import Context
 from cortexmem.services.embedding import Embedder, sync_context
 from cortexmem.services.ingest import ingest
@@ -118,12 +119,7 @@ def best_similarities(ctx: Context, embedder: Embedder, prompt: str) -> tuple[li
     ranked = recall(ctx, prompt, limit=10, embedder=embedder, count_access=False,
                     with_links=False, all_branches=True, similarities=sims,
                     word_scores=words)  # fmt: skip
-    top = [
-        Pick(r.memory, sims.get((r.scope, r.memory.id), 0.0),
-             words=max(0.0, words.get((r.scope, r.memory.id), 0.0)),
-             episode=r.episode is not None)
-        for r in ranked
-    ]  # fmt: skip
+    top = candidates(ranked, prompt, sims, words)
     return top, baseline(list(sims.values()))
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from cortexmem.core.anticipation import Pick, baseline, coverage, render, select, worth_asking
 from cortexmem.core.fts_query import query_terms
+from cortexmem.core.ranking import Ranked
 from cortexmem.model import utc_now
 from cortexmem.services.context import Context
 from cortexmem.services.recall import QueryEmbedder, recall
@@ -43,20 +44,8 @@ def anticipate(
     # Each candidate carries both kinds of evidence: meaning (cosine) and words (the share of
     # the prompt's search words it holds, when the word search found it); an
     # episode (raw conversation) is held to stricter bars (``core.anticipation``).
-    terms, _ = query_terms(prompt)
     picks = select(
-        [
-            Pick(
-                r.memory,
-                similarity.get((r.scope, r.memory.id), 0.0),
-                words=coverage(terms, f"{r.memory.content}\n{r.memory.summary or ''}")
-                if (r.scope, r.memory.id) in words
-                else 0.0,
-                episode=r.episode is not None,
-            )
-            for r in ranked
-        ],
-        floor=baseline(list(similarity.values())),
+        candidates(ranked, prompt, similarity, words), floor=baseline(list(similarity.values()))
     )
     text = render(picks, prompt=prompt)
     if not text:
@@ -72,3 +61,25 @@ def anticipate(
         ]
         store.record_access(ids, when)
     return Anticipation(text, [p.memory.id for p in shown], [p.similarity for p in shown])
+
+
+def candidates(
+    ranked: list[Ranked],
+    prompt: str,
+    similarity: dict[tuple[str, str], float],
+    found: dict[tuple[str, str], float],
+) -> list[Pick]:
+    """The recall order with each result's evidence: meaning (its cosine similarity) and words
+    (the share of the prompt's search words it holds, when the word search found it)."""
+    terms, _ = query_terms(prompt)
+    return [
+        Pick(
+            r.memory,
+            similarity.get((r.scope, r.memory.id), 0.0),
+            words=coverage(terms, f"{r.memory.content}\n{r.memory.summary or ''}")
+            if (r.scope, r.memory.id) in found
+            else 0.0,
+            episode=r.episode is not None,
+        )
+        for r in ranked
+    ]
