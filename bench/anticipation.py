@@ -21,6 +21,7 @@ from pathlib import Path
 from cortexmem.core.anticipation import MARGIN, THRESHOLD, Pick, baseline, select, worth_asking
 from cortexmem.hosts.claude_code.reader import READER
 from cortexmem.model import Memory
+from cortexmem.services.anticipate import candidates
 from cortexmem.services.context import Context
 from cortexmem.services.embedding import Embedder, sync_context
 from cortexmem.services.ingest import ingest
@@ -108,15 +109,17 @@ ZONES = ["receiving dock", "cold store", "picking zone", "returns bay", "cross-d
          "quality hold", "transfer hub", "mezzanine", "loading bay", "label printer"]  # fmt: skip
 
 
-def best_similarities(ctx: Context, embedder: Embedder, prompt: str) -> tuple[list[float], float]:
-    """Similarities of the recall order's top 10 and the candidates' median, as the hook's
-    selection sees them."""
+def best_similarities(ctx: Context, embedder: Embedder, prompt: str) -> tuple[list[Pick], float]:
+    """The recall order's top 10 with their evidence (similarity, BM25 when the prompt's words
+    found them) and the candidates' median similarity, as the hook's selection sees them."""
     if not worth_asking(prompt):
         return [], 0.0
     sims: dict[tuple[str, str], float] = {}
+    words: dict[tuple[str, str], float] = {}
     ranked = recall(ctx, prompt, limit=10, embedder=embedder, count_access=False,
-                    with_links=False, all_branches=True, similarities=sims)  # fmt: skip
-    top = [sims.get((r.scope, r.memory.id), 0.0) for r in ranked]
+                    with_links=False, all_branches=True, similarities=sims,
+                    word_scores=words)  # fmt: skip
+    top = candidates(ranked, prompt, sims, words)
     return top, baseline(list(sims.values()))
 
 
@@ -144,15 +147,14 @@ def main() -> None:
           f"{len(RELATED)} related and {len(UNRELATED)} unrelated prompts")  # fmt: skip
     print(f"{'threshold':>9} {'margin':>6}  {'injects on related':>18}  "
           f"{'injects on unrelated':>20}")  # fmt: skip
-    settings = [(t, MARGIN) for t in (0.45, 0.50, 0.55, 0.60, 0.65)]
+    # The threshold and margin are the bars for meaning alone; words and meaning agreeing
+    # (``AGREEMENT``, ``WORDS_MEMORY``, ``WORDS_EPISODE``) qualify on every row.
+    settings = [(t, MARGIN) for t in (0.45, 0.50, 0.55, 0.60, 0.65, 0.70, 0.80)]
     settings += [(THRESHOLD, m) for m in (0.0, 0.10, 0.20)]
     for threshold, margin in settings:
 
         def rate(rows, t: float = threshold, m: float = margin) -> float:
-            picked = [
-                select([Pick(None, s) for s in sims], floor=floor, threshold=t, margin=m)  # type: ignore[arg-type]
-                for sims, floor in rows
-            ]
+            picked = [select(picks, floor=floor, threshold=t, margin=m) for picks, floor in rows]
             return sum(1 for p in picked if p) / len(rows)
 
         mark = "  <- default" if (threshold, margin) == (THRESHOLD, MARGIN) else ""

@@ -29,7 +29,9 @@ from cortexmem.core.anticipation import (
     TOKEN_CAP,
     Pick,
     baseline,
+    coverage,
     estimate_tokens,
+    excerpt,
     render,
     select,
     worth_asking,
@@ -68,8 +70,9 @@ def test_select_needs_the_threshold_and_the_margin_over_the_floor():
     ranked = [pick(0.58), pick(0.75), pick(0.61), pick(0.9), pick(0.7), pick(0.65)]
     sims = lambda picks: [p.similarity for p in picks]  # noqa: E731
     # Threshold 0.6 alone (floor 0): the first three that clear it, in the given order.
-    assert sims(select(ranked)) == [0.75, 0.61, 0.9]
-    assert sims(select(ranked, max_items=5)) == [0.75, 0.61, 0.9, 0.7, 0.65]
+    assert sims(select(ranked, threshold=0.6)) == [0.75, 0.61, 0.9]
+    assert sims(select(ranked, threshold=0.6, max_items=5)) == [0.75, 0.61, 0.9, 0.7, 0.65]
+    assert sims(select(ranked)) == [0.75, 0.9, 0.7]  # the default threshold, 0.7
     # A high floor (what every memory reaches): only those a margin above it.
     assert sims(select(ranked, floor=0.6)) == [0.75, 0.9]
     assert sims(select(ranked, floor=0.6, margin=0.2)) == [0.9]
@@ -80,6 +83,38 @@ def test_select_needs_the_threshold_and_the_margin_over_the_floor():
     assert select([], floor=0.0) == []
     assert baseline([0.1, 0.9, 0.3]) == 0.3 and baseline([0.1, 0.3, 0.5, 0.9]) == 0.4
     assert baseline([]) == 0.0
+
+
+def test_words_and_meaning_agreeing_qualify_and_bring_companions():
+    def p(similarity: float, words: float = 0.0, episode: bool = False) -> Pick:
+        return Pick(Memory("m", "decision"), similarity, words=words, episode=episode)
+
+    # Meaning alone at 0.55 is not enough; with half the prompt's words it is.
+    assert select([p(0.55)]) == []
+    assert len(select([p(0.55, words=0.5)])) == 1
+    assert select([p(0.45, words=1.0)]) == []  # words without meaning
+    assert select([p(0.55, words=0.25)]) == []  # a stray word
+    # Conversation shares incidental words: an episode needs more of them.
+    assert select([p(0.55, words=0.45, episode=True)]) == []
+    assert len(select([p(0.55, words=0.6, episode=True)])) == 1
+    # Once one qualifies, better-ranked candidates found by both legs come along, in order.
+    ranked = [p(0.4, words=0.2), p(0.3, words=0.8), p(0.6, words=0.5), p(0.5), p(0.36, 0.1)]
+    assert [x.similarity for x in select(ranked)] == [0.4, 0.6, 0.36]
+    assert select([p(0.4, words=0.2), p(0.36, 0.1)]) == []  # but none qualifies
+
+
+def test_coverage_is_the_share_of_the_prompts_words_held():
+    assert coverage(["ci", "locally", "act"], "Run the CI job locally.") == 2 / 3
+    assert coverage([], "anything") == 0.0
+    assert coverage(["user", "count"], "the user_count field") == 1.0
+
+
+def test_excerpt_shows_the_text_around_the_prompts_words():
+    text = "filler words here. " * 40 + "Run the CI job locally with act -j test. " + "end. " * 40
+    shown = excerpt(text, "how do I run the CI job locally?", 120)
+    assert "act -j test" in shown and shown.startswith("…") and len(shown) <= 120
+    assert excerpt("short text", "anything", 120) == "short text"
+    assert excerpt(text, "nothing matches", 60) == excerpt(text, "", 60)
 
 
 def test_render_lists_the_picks_under_a_header():

@@ -5,16 +5,30 @@ it; this decides. Injecting something irrelevant on every prompt is worse than i
 nothing (peers' warnings "fire on almost every unrelated prompt"), so the rule is strict:
 
 * prompts that carry no question (a slash command, "ok", "thanks", "continue") get nothing;
-* a memory qualifies only when its cosine similarity to the prompt clears ``THRESHOLD`` and
-  stands ``MARGIN`` above the median similarity of the candidates (the baseline every memory
-  of the project reaches, partly through the shared ``[project:name]`` prefix). Both were
-  measured with ``bench/anticipation.py``: 95% of related prompts get context, 2.5% of
-  unrelated ones;
-* at most ``MAX_ITEMS`` memories, and the whole block stays under ``TOKEN_CAP`` tokens.
+* something must qualify, by one of two kinds of evidence:
+
+  - meaning alone: its cosine similarity to the prompt clears ``THRESHOLD`` and stands
+    ``MARGIN`` above the median similarity of the candidates (the baseline every memory of the
+    project reaches, partly through the shared ``[project:name]`` prefix);
+  - words and meaning agreeing: it holds at least ``WORDS_MEMORY`` of the prompt's search
+    words (``WORDS_EPISODE`` for what was said: conversation shares incidental words with any
+    prompt) and it is at least ``AGREEMENT`` close in meaning. Either leg alone is weak
+    (prompts about other projects share generic words, and the same question style reaches
+    cosine 0.4-0.5); both together rarely happen by chance. The share of the prompt's words,
+    unlike a BM25 score, means the same in a store of fifty memories or of fifty thousand.
+
+  An episode (raw conversation) needs ``EPISODE_MARGIN`` more meaning to qualify alone.
+  The bars were calibrated on ``bench/continuity.py``: on other projects' questions (prompts
+  unrelated to the store) about 3% inject;
+* once something qualifies, the best-ranked candidates found by both words and meaning
+  (``COMPANION`` cosine) may come along: at most ``MAX_ITEMS`` in the ranking's order, and
+  the whole block stays under ``TOKEN_CAP`` tokens;
+* a long memory or passage is shown around the prompt's words, not only from its start.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,12 +38,26 @@ from cortexmem.core.text import shorten
 from cortexmem.core.tokens import estimate_tokens
 from cortexmem.model import Memory
 
-THRESHOLD: Final = 0.60
+THRESHOLD: Final = 0.70
 MARGIN: Final = 0.15
+AGREEMENT: Final = 0.50
+WORDS_MEMORY: Final = 0.4
+WORDS_EPISODE: Final = 0.5
+EPISODE_MARGIN: Final = 0.06
+COMPANION: Final = 0.35
 MAX_ITEMS: Final = 3
 TOKEN_CAP: Final = 200
 MIN_WORDS: Final = 3
-__all__ = ["Pick", "baseline", "estimate_tokens", "render", "select", "worth_asking"]
+__all__ = [
+    "Pick",
+    "baseline",
+    "coverage",
+    "estimate_tokens",
+    "excerpt",
+    "render",
+    "select",
+    "worth_asking",
+]
 
 HEADER: Final = "Cortex memory that may bear on this request (verify before relying on it):"
 
@@ -39,17 +67,30 @@ _TRIVIAL: Final = re.compile(
     re.IGNORECASE,
 )
 _WORD: Final = re.compile(r"\w+")
+_WORDS: Final = re.compile(r"[^\W_]+")
 
 
 @dataclass(frozen=True)
 class Pick:
     memory: Memory
     similarity: float
+    # The share of the prompt's search words it holds (``coverage``; 0: none).
+    words: float = 0.0
+    episode: bool = False
 
 
 def worth_asking(prompt: str) -> bool:
     """Whether a prompt says enough to look anything up for."""
     return not _TRIVIAL.match(prompt) and len(_WORD.findall(prompt)) >= MIN_WORDS
+
+
+def coverage(terms: Sequence[str], text: str) -> float:
+    """The share of ``terms`` (the prompt's search words, lower case) that ``text`` holds as
+    words."""
+    wanted = set(terms)
+    if not wanted:
+        return 0.0
+    return len(wanted & {w.lower() for w in _WORDS.findall(text)}) / len(wanted)
 
 
 def baseline(similarities: Sequence[float]) -> float:
@@ -68,14 +109,81 @@ def select(
     threshold: float = THRESHOLD,
     margin: float = MARGIN,
     max_items: int = MAX_ITEMS,
+    agreement: float = AGREEMENT,
 ) -> list[Pick]:
-    """The first ``max_items`` of ``ranked`` (in its order) whose similarity clears both the
-    threshold and ``floor + margin``."""
+    """The first ``max_items`` of ``ranked`` (in its order) worth showing: nothing unless one
+    qualifies (meaning alone over both the threshold and ``floor + margin``, or words and
+    meaning agreeing); then those that qualify and the companions found by both legs."""
     bar = max(threshold, floor + margin)
-    return [p for p in ranked if p.similarity >= bar][:max_items]
+
+    def qualifies(p: Pick) -> bool:
+        meaning = p.similarity - (EPISODE_MARGIN if p.episode else 0.0)
+        words = WORDS_EPISODE if p.episode else WORDS_MEMORY
+        return meaning >= bar or (p.words >= words and p.similarity >= agreement)
+
+    if not any(qualifies(p) for p in ranked):
+        return []
+    return [p for p in ranked if qualifies(p) or (p.words > 0.0 and p.similarity >= COMPANION)][
+        :max_items
+    ]
 
 
-def render(picks: Sequence[Pick], token_cap: int = TOKEN_CAP) -> str:
+_TERM: Final = re.compile(r"[^\W_]{3,}")
+_COMMON: Final = frozenset(
+    "the and for with that this what which when where how why who does did are was were "
+    "can could should would will not but from into about have has had our your you they "
+    "there their then than them its it's use used using get got make made need any all "
+    "some one two also just like want".split()
+)
+
+
+_CLAUSE: Final = re.compile(r"(?<=[.!?;:])\s+|\s+(?=- |\d+\. |#+ )|\n+")
+
+
+def excerpt(text: str, prompt: str, width: int) -> str:
+    """``text`` cut to ``width`` characters: when it is longer, the clauses that bear most on
+    the prompt, in their order, joined by "…" (else its start).
+
+    A clause scores by the prompt's words it holds, each weighted by how rare it is in the
+    text (a word in every clause, such as the project's name, says little): what answers a
+    question often sits beside its words rather than at the start of a long summary."""
+    flat = " ".join(text.split())
+    if len(flat) <= width or not prompt:
+        return shorten(flat, width)
+    terms = {t.lower() for t in _TERM.findall(prompt)} - _COMMON
+    clauses = [c.strip() for c in _CLAUSE.split(text) if c and c.strip()]
+    clauses = [" ".join(c.split()) for c in clauses]
+    if not terms or len(clauses) < 2:
+        return shorten(flat, width)
+    held = [{t for t in terms if t in c.lower()} for c in clauses]
+    spread = {t: sum(t in h for h in held) for t in terms}
+    weight = {t: math.log(1 + len(clauses) / n) for t, n in spread.items() if n}
+    if not weight:
+        return shorten(flat, width)
+    scores = [sum(weight.get(t, 0.0) for t in h) for h in held]
+    chosen: set[int] = set()
+    used = 0
+    for i in sorted(range(len(clauses)), key=lambda i: (-scores[i], i)):
+        if scores[i] <= 0.0:
+            break
+        # A clause that matches brings its neighbour along when there is room: the answer is
+        # often the next sentence.
+        for k in (i, i + 1):
+            if k < len(clauses) and k not in chosen and used + len(clauses[k]) + 2 <= width:
+                chosen.add(k)
+                used += len(clauses[k]) + 2
+    if not chosen:  # the best clause alone is longer than the room
+        best = max(range(len(clauses)), key=lambda i: (scores[i], -i))
+        return ("…" if best else "") + shorten(clauses[best], width - 1)
+    parts: list[str] = []
+    last = -2
+    for k in sorted(chosen):
+        parts.append(clauses[k] if k == last + 1 and parts else ("…" if k else "") + clauses[k])
+        last = k
+    return shorten(" ".join(parts), width)
+
+
+def render(picks: Sequence[Pick], token_cap: int = TOKEN_CAP, prompt: str = "") -> str:
     """The context block: a header and one line per memory, cut to stay under the cap."""
     if not picks:
         return ""
@@ -89,7 +197,7 @@ def render(picks: Sequence[Pick], token_cap: int = TOKEN_CAP) -> str:
         # Characters/4 is only one side of the estimate: many short words ("a = 1, b = 2")
         # cost more, so shorten until the whole block fits.
         while room >= 60:
-            line = head + shorten(m.content, room)
+            line = head + excerpt(m.content, prompt, room)
             if estimate_tokens("\n".join([*lines, line])) <= token_cap:
                 lines.append(line)
                 break

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from cortexmem.core.anticipation import Pick, baseline, render, select, worth_asking
+from cortexmem.core.anticipation import Pick, baseline, coverage, render, select, worth_asking
+from cortexmem.core.fts_query import query_terms
+from cortexmem.core.ranking import Ranked
 from cortexmem.model import utc_now
 from cortexmem.services.context import Context
 from cortexmem.services.recall import QueryEmbedder, recall
 
 CANDIDATES = 10
-EPISODE_MARGIN = 0.06
 
 
 @dataclass
@@ -33,26 +34,20 @@ def anticipate(
         branch, _ = ctx.paths.branch_and_commit()
     prompt = prompt[:2_000]
     similarity: dict[tuple[str, str], float] = {}
+    words: dict[tuple[str, str], float] = {}
     ranked = recall(
         ctx, prompt, branch=branch, limit=CANDIDATES, embedder=embedder, count_access=False,
-        with_links=False, similarities=similarity,
+        with_links=False, similarities=similarity, word_scores=words,
     )  # fmt: skip
     if not similarity:
         return Anticipation()
-    # An episode is raw conversation: it must be clearly closer to the prompt than a typed
-    # memory to be put in front of the assistant unasked (``EPISODE_MARGIN``).
+    # Each candidate carries both kinds of evidence: meaning (cosine) and words (the share of
+    # the prompt's search words it holds, when the word search found it); an
+    # episode (raw conversation) is held to stricter bars (``core.anticipation``).
     picks = select(
-        [
-            Pick(
-                r.memory,
-                similarity.get((r.scope, r.memory.id), 0.0)
-                - (EPISODE_MARGIN if r.episode is not None else 0.0),
-            )
-            for r in ranked
-        ],
-        floor=baseline(list(similarity.values())),
+        candidates(ranked, prompt, similarity, words), floor=baseline(list(similarity.values()))
     )
-    text = render(picks)
+    text = render(picks, prompt=prompt)
     if not text:
         return Anticipation()
     shown = [p for p in picks if p.memory.id in text]
@@ -66,3 +61,25 @@ def anticipate(
         ]
         store.record_access(ids, when)
     return Anticipation(text, [p.memory.id for p in shown], [p.similarity for p in shown])
+
+
+def candidates(
+    ranked: list[Ranked],
+    prompt: str,
+    similarity: dict[tuple[str, str], float],
+    found: dict[tuple[str, str], float],
+) -> list[Pick]:
+    """The recall order with each result's evidence: meaning (its cosine similarity) and words
+    (the share of the prompt's search words it holds, when the word search found it)."""
+    terms, _ = query_terms(prompt)
+    return [
+        Pick(
+            r.memory,
+            similarity.get((r.scope, r.memory.id), 0.0),
+            words=coverage(terms, f"{r.memory.content}\n{r.memory.summary or ''}")
+            if (r.scope, r.memory.id) in found
+            else 0.0,
+            episode=r.episode is not None,
+        )
+        for r in ranked
+    ]

@@ -61,6 +61,7 @@ def recall(
     embedder: QueryEmbedder | None = None,
     with_links: bool = True,
     similarities: dict[tuple[str, str], float] | None = None,
+    word_scores: dict[tuple[str, str], float] | None = None,
     episodes: bool = True,
     floor: float | None = None,
 ) -> list[Ranked]:
@@ -71,7 +72,8 @@ def recall(
     pool, so the order never depends on ``limit`` (which is capped at the pool size).
     ``embedder`` defaults to the project's configured model, loaded only if needed.
     ``similarities``, when given, receives the cosine similarity of every vector candidate by
-    ``(scope, id)`` (anticipatory retrieval judges relevance by it). ``statuses`` with
+    ``(scope, id)`` (anticipatory retrieval judges relevance by it); ``word_scores``, likewise, the
+    BM25 relevance (higher is better) of every candidate the query's words found. ``statuses`` with
     "archived" serves archived memories too, and restores those the lifecycle archived.
     ``episodes`` (what was said in sessions) are searched beside the memories unless turned off
     or ``types`` names memory types only (``"episode"`` in ``types`` asks for them); they are
@@ -109,6 +111,8 @@ def recall(
     ep_vector = pending.episode_candidates() if pending is not None else []
     if similarities is not None:
         similarities.update({(c.scope, c.memory.id): c.relevance for c in vector + ep_vector})
+    if word_scores is not None:
+        word_scores.update({(c.scope, c.memory.id): c.relevance for c in lexical + ep_lexical})
     by_meaning = {(c.scope, c.memory.id): c.relevance for c in vector + ep_vector}
     if alpha > 0.0 and not vector and not ep_vector and alpha < 1.0:
         alpha = 0.0  # nothing embedded yet: the lexical ranking, unchanged
