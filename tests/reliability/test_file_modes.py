@@ -145,7 +145,7 @@ def test_a_read_only_store_still_answers_recall(ctx):
 
 def test_the_briefing_is_returned_when_its_cache_cannot_be_written(ctx, monkeypatch):
     from cortexmem.model import Memory
-    from cortexmem.services import brief, briefing_cache
+    from cortexmem.services import briefing_cache, publish
 
     ctx.writable("project").add_memory(
         Memory("we decided on SQLite for storage", memory_type="decision")
@@ -155,7 +155,7 @@ def test_the_briefing_is_returned_when_its_cache_cannot_be_written(ctx, monkeypa
         raise PermissionError(13, "Read-only file system")
 
     monkeypatch.setattr(briefing_cache, "write_cached", refuse)
-    published = brief.publish(ctx.paths, write=None, ctx=ctx)
+    published = publish.publish(ctx.paths, write=None, ctx=ctx)
     assert "SQLite" in published.markdown and not published.cached
 
 

@@ -25,7 +25,8 @@ def brief(click_ctx: click.Context, branch: str | None, write: bool, as_json: bo
     came from. SessionStart delivers the same text (from a cache while nothing changed).
     """
     from cortexmem.cli.common import open_context, print_json
-    from cortexmem.services.brief import make_briefing, publish
+    from cortexmem.services.brief import make_briefing
+    from cortexmem.services.publish import publish
 
     ctx = open_context(click_ctx)
     written: list[str] = []

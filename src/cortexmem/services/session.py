@@ -3,7 +3,7 @@ ended, and within which budget. Host-neutral: a host adapter normalises its own 
 in its transcript reader and its briefing writer, and logs the lines this reports.
 
 After a turn ends (``full``): capture; the queue of transcripts earlier hooks left unread, for
-at most ``QUEUE_BUDGET``; the git projections and the briefing (one ``brief.publish``); the
+at most ``QUEUE_BUDGET``; the git projections and the briefing (one ``publish.publish``); the
 daily lifecycle pass when ``LIFECYCLE_LEFT`` of the budget is still there; then, like after
 every capture, the consolidation trigger. Nothing after the capture may fail it: each step
 logs its own failure and the next one runs.
@@ -117,8 +117,8 @@ def refresh_projections(
 ) -> None:
     """The git projections and the briefing follow what was just captured."""
     try:
-        from cortexmem.services.brief import publish
         from cortexmem.services.projections import write_projections
+        from cortexmem.services.publish import publish
 
         written = write_projections(ctx).written
         published = publish(ctx.paths, ctx=ctx, write=write_briefing)

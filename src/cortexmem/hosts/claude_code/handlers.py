@@ -63,7 +63,7 @@ def _session_start(hook: HookInput) -> dict[str, Any] | None:
         return None
     from cortexmem.errors import StoreCorrupt
     from cortexmem.hosts.claude_code.rules import briefing_writer
-    from cortexmem.services.brief import publish
+    from cortexmem.services.publish import publish
 
     try:
         published = publish(

@@ -3,7 +3,7 @@ session start (stdlib only: SessionStart writes it on its cache-hit path too).
 
 Written atomically (a unique temporary file renamed over it) under the briefing lock
 (``services.briefing_cache.PidLock``), so concurrent sessions never leave it half-written;
-unchanged content is not rewritten. ``services.brief.publish`` is handed ``write_rules_file``
+unchanged content is not rewritten. ``services.publish.publish`` is handed ``write_rules_file``
 bound to a project (``briefing_writer``) and knows nothing of where the file is.
 """
 
@@ -51,7 +51,7 @@ def write_rules_file(
 
 def briefing_writer(paths: ProjectPaths) -> Callable[[str], bool]:
     """``write(markdown) -> changed`` for the project's working tree (each git worktree has its
-    own checked-out ``.claude/``), handed to ``services.brief.publish``."""
+    own checked-out ``.claude/``), handed to ``services.publish.publish``."""
     worktree = str(paths.worktree or paths.root)
     git_dir = str(paths.repo.common_dir) if paths.repo is not None else None
 
