@@ -371,10 +371,12 @@ def redact(text: str) -> str:
     return _redact_memo(text)
 
 
-_MEMO_MAX_CHARS = 20_000
+# At most ~2,048 texts of ≤ 4,000 characters (~16 MB at worst): a hook stays under its memory
+# budget; longer texts are rare and redacted each time.
+_MEMO_MAX_CHARS = 4_000
 
 
-@lru_cache(maxsize=8_192)
+@lru_cache(maxsize=2_048)
 def _redact_memo(text: str) -> str:
     return _redact(text)
 
