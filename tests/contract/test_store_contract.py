@@ -387,3 +387,23 @@ def test_capture_records_episodes_in_its_transaction(store: Store):
     assert result.episodes_added == 1
     again = store.record_capture([], lambda _: [], cursor, episodes=[_episode("said once, kept")])
     assert again.episodes_added == 0 and store.episode_counts().episodes == 1
+
+
+def test_replacing_tagged_versions_deletes_the_old_ones_but_never_a_pinned_one(store: Store):
+    """A session digest is rebuilt at every pass and its older version deleted; a version a
+    person pinned is kept (superseded) instead."""
+    tag = "digest:contract"
+    first, _, _ = store.replace_tagged(
+        tag, [Memory("Session goal: add retries (v1)", tags=(tag,))], [], retire="deleted"
+    )
+    second, _, _ = store.replace_tagged(
+        tag, [Memory("Session goal: add retries (v2)", tags=(tag,))], [], retire="deleted"
+    )
+    assert store.get_memory(first[0].id) is None
+    pinned = store.add_memory(Memory("Session goal: add retries (v3)", tags=(tag,), pinned=True))
+    store.replace_tagged(
+        tag, [Memory("Session goal: add retries (v4)", tags=(tag,))], [], retire="deleted"
+    )
+    assert store.get_memory(second[0].id) is None
+    kept = store.get_memory(pinned[0].id)
+    assert kept is not None and kept.status == "superseded"

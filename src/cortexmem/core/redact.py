@@ -371,12 +371,12 @@ def redact(text: str) -> str:
     return _redact_memo(text)
 
 
-# At most ~2,048 texts of ≤ 4,000 characters (~16 MB at worst): a hook stays under its memory
-# budget; longer texts are rare and redacted each time.
-_MEMO_MAX_CHARS = 4_000
+# At most 1,024 texts of ≤ 2,000 characters, in and out (~16 MB at worst even at 4 bytes a
+# character): a hook stays under its memory budget; longer texts are redacted each time.
+_MEMO_MAX_CHARS = 2_000
 
 
-@lru_cache(maxsize=2_048)
+@lru_cache(maxsize=1_024)
 def _redact_memo(text: str) -> str:
     return _redact(text)
 
@@ -386,9 +386,16 @@ def _redact(text: str) -> str:
     # keywords occurs. Keywords are looked for once, in the text as it came: a replacement
     # only ever removes a secret, it never brings in a keyword another rule needs.
     rules = all_rules()
-    for index in _candidates(text.lower()):
+    lower = text.lower()
+    if not lower.isascii():  # letters that (?i) matches as ASCII but lower() leaves alone
+        lower = lower.translate(_FOLD)
+    for index in _candidates(lower):
         text = rules[index].sub(text)
     return text
+
+
+# ſ (long s), K (Kelvin sign), ı and İ: a case-insensitive rule matches them as s, k and i.
+_FOLD = str.maketrans({"\u017f": "s", "\u212a": "k", "\u0131": "i", "\u0130": "i"})
 
 
 @cache

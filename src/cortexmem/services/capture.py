@@ -303,7 +303,12 @@ def capture_transcript(
     if report.finished:
         commit_batch(final=True)
         if report.entries or digest_due:
-            refresh_digest(store, key, session_id or extractor_session(extractor))
+            try:
+                refresh_digest(store, key, session_id or extractor_session(extractor))
+            except Exception as exc:  # a digest that cannot be made must not stop capture
+                if not is_data_error(exc) and not isinstance(exc, ValueError | TypeError):
+                    raise  # busy, full, read-only: the debt stays and is paid next time
+                bad(f"{key}:digest", None, exc)
             store.set_cursor(cursor_at(False))
     report.partial_tail = stats.partial_tail
     report.skipped = {
@@ -399,8 +404,11 @@ def drain_observations(
     key = "spool:" + spool
     cursor = store.get_cursor(key)
     offset = cursor.offset if cursor else 0
-    if os.path.getsize(spool) < offset:
-        offset = 0  # the spool was replaced: read it again (unique call ids keep it exact)
+    try:
+        if os.path.getsize(spool) < offset:
+            offset = 0  # the spool was replaced: read it again (unique call ids keep it exact)
+    except OSError:
+        return 0  # removed meanwhile
     records, end = reader.read_spool(spool, offset)
     if end == offset:
         return 0

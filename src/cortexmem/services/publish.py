@@ -76,12 +76,12 @@ def publish(
         markdown = briefing.markdown
         if token is not None:
             # A read-only .cortex: the briefing is still returned, only not cached.
-            with contextlib.suppress(OSError):
+            with contextlib.suppress(Exception):  # a cache is never worth losing the briefing
                 briefing_cache.write_cached(cache, token, markdown)
     written, error = False, None
     if write is not None:
         try:
             written = write(markdown)
-        except (OSError, TimeoutError) as exc:
-            error = str(exc)
+        except Exception as exc:  # the briefing still reaches the session
+            error = f"{type(exc).__name__}: {exc}"
     return Published(markdown, cached, written, briefing, error)

@@ -61,7 +61,7 @@ def _session_start(hook: HookInput) -> dict[str, Any] | None:
     paths = _project(hook)
     if paths is None:
         return None
-    from cortexmem.errors import StoreCorrupt
+    from cortexmem.errors import CortexError, StoreCorrupt
     from cortexmem.hosts.claude_code.rules import briefing_writer
     from cortexmem.services.publish import publish
 
@@ -76,6 +76,9 @@ def _session_start(hook: HookInput) -> dict[str, Any] | None:
         hook.log(f"SessionStart: {exc}", paths.log)
         warning = f"⚠ the memory store is damaged or not Cortex's: {exc}"
         return {"hookSpecificOutput": {"additionalContext": warning}}
+    except CortexError as exc:  # busy past its budget, read-only...: no briefing this time
+        hook.log(f"SessionStart: no briefing: {exc}", paths.log)
+        return None
     if published.error is not None:
         hook.log(f"SessionStart: briefing file not written: {published.error}", paths.log)
     _warm_up(hook, paths)

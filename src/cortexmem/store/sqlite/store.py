@@ -460,9 +460,15 @@ class SQLiteStore(EpisodeRooms, Transactions):
                 "EXISTS (SELECT 1 FROM json_each(memories.tags) "
                 f"WHERE value = ?) AND id NOT IN ({marks})"
             )
-            if retire == "deleted":  # every other version, archived by the lifecycle or not
+            if retire == "deleted":  # every other version, archived by the lifecycle or not,
+                # except one a person pinned: that one is kept, superseded
                 archived = conn.execute(
-                    f"DELETE FROM memories WHERE {tagged}", (tag, *keep)
+                    f"DELETE FROM memories WHERE pinned = 0 AND {tagged}", (tag, *keep)
+                ).rowcount
+                archived += conn.execute(
+                    "UPDATE memories SET status = 'superseded', updated_at = ? "
+                    f"WHERE pinned = 1 AND status = 'active' AND {tagged}",
+                    (utc_now(), tag, *keep),
                 ).rowcount
             else:
                 archived = conn.execute(
