@@ -31,6 +31,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "reliability"))
+sys.path.insert(0, str(ROOT / "tests"))  # replay uses conftest's git identities
 
 from replay import (  # noqa: E402 (the helpers live with the tests)
     KILL_KINDS,

@@ -37,17 +37,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from conftest import GIT_ENV  # one set of git identities for every test repository
+
 BIN = Path(sys.executable).parent
 HOOK = str(BIN / "cortex-hook")
 CORTEX = str(BIN / "cortex")
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "Cortex Tests",
-    "GIT_AUTHOR_EMAIL": "tests@example.invalid",
-    "GIT_COMMITTER_NAME": "Cortex Tests",
-    "GIT_COMMITTER_EMAIL": "tests@example.invalid",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
 # Events that describe the live working tree or a host's compaction answer, not the transcript:
 # `cortex ingest` never makes them, so the modes are compared without them.
 LIVE_KINDS = ("working_tree", "compact_summary")

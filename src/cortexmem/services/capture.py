@@ -43,6 +43,12 @@ from cortexmem.project.log import log_line
 from cortexmem.services.context import Context
 from cortexmem.store.protocols import CaptureResult, EventStore, MemoryStore
 
+
+class CaptureStore(EventStore, MemoryStore, Protocol):
+    """What a capture pass writes: events, cursors and episodes, and the session's digest
+    memories."""
+
+
 BATCH_LINES = 1_000
 HEAD_BYTES = 4_096
 GIT_TIMEOUT = 1.0
@@ -191,7 +197,7 @@ def resume_point(path: Path, cursor: ExtractionCursor | None) -> tuple[int, int,
 
 
 def capture_transcript(
-    store: EventStore,
+    store: CaptureStore,
     path: Path,
     *,
     reader: TranscriptReader,
@@ -347,11 +353,11 @@ def extractor_session(extractor: Extractor) -> str | None:
     return extractor.ctx.session_id or extractor.seen_session
 
 
-def refresh_digest(store: EventStore, transcript: str, session_id: str | None) -> None:
+def refresh_digest(store: CaptureStore, transcript: str, session_id: str | None) -> None:
     """Make the transcript's digest (summary, folded plan, open problems, how-tos) its active
-    digest memories, superseding the versions an earlier, shorter read left. A function of the
+    digest memories, replacing the versions an earlier, shorter read left. A function of the
     session's stored events, so reading at once or in pieces converges."""
-    if not session_id or not isinstance(store, MemoryStore):
+    if not session_id:
         return
     events = [
         e for e in store.recent_events(DIGEST_KINDS, DIGEST_EVENTS, session_id=session_id)

@@ -120,6 +120,21 @@ def _append(path: str, record: dict[str, object]) -> None:
         os.close(fd)
 
 
+def _objects(lines: list[bytes]) -> list[dict[str, object]]:
+    """The JSON objects among spooled lines; blank, damaged or non-object lines are skipped."""
+    out = []
+    for line in lines:
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict):
+            out.append(record)
+    return out
+
+
 def _tail_records(path: str) -> list[dict[str, object]]:
     """The complete records in the last few KB of the spool (newest last)."""
     try:
@@ -135,17 +150,7 @@ def _tail_records(path: str) -> list[dict[str, object]]:
     lines = data.split(b"\n")
     if start > 0:
         lines = lines[1:]  # the first one is probably cut
-    out = []
-    for line in lines:
-        if not line:
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(record, dict):
-            out.append(record)
-    return out
+    return _objects(lines)
 
 
 def record(event: str, payload: dict[str, object], now_ns: int | None = None) -> None:
@@ -204,14 +209,4 @@ def read_spool(path: str, offset: int = 0) -> tuple[list[dict[str, object]], int
     except FileNotFoundError:
         return [], offset
     end = data.rfind(b"\n") + 1
-    records = []
-    for line in data[:end].split(b"\n"):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(rec, dict):
-            records.append(rec)
-    return records, offset + end
+    return _objects(data[:end].split(b"\n")), offset + end
