@@ -626,8 +626,8 @@ def test_real_session_python_to_rust_port():
     assert not by_kind("error")
     memories = to_memories(events)
     assert not [m for m in memories if m.memory_type == "progress"]  # folded into the digest
-    plan = [m for m in session_digest(events, "t") if "event:plan" in m.tags]
-    assert len(plan) == 1 and plan[0].content.startswith("Plan (9/9 steps done)")
+    # every step done: the session's summary says what was done, the plan adds nothing
+    assert not [m for m in session_digest(events, "t") if "event:plan" in m.tags]
     assert not [m for m in memories if m.memory_type == "decision"]  # 0.55: below the bar
 
 
@@ -746,12 +746,77 @@ def test_the_plan_folds_into_one_memory_with_final_states_and_dropped_steps_gone
         Session()
         .tool("TodoWrite", todo(("Add table", "pending"), ("Add route", "pending"), ("D", "")))
         .tool("TodoWrite", todo(("Add table", "completed"), ("Add route", "in_progress")))
-        .tool("TodoWrite", todo(("Add table", "completed"), ("Add route", "completed")))
+        .tool("TodoWrite", todo(("Add table", "completed"), ("Add route", "in_progress")))
     )  # fmt: skip
     assert digest_of(session)["plan"] == [
-        "Plan (2/2 steps done): [completed] Add table; [completed] Add route"
+        "Plan (1/2 steps done): [completed] Add table; [in_progress] Add route"
     ]
     assert not [m for m in to_memories(session.events()) if m.memory_type == "progress"]
+    # once every step is done the plan is a progress log: the session's summary says it
+    session.tool("TodoWrite", todo(("Add table", "completed"), ("Add route", "completed")))
+    assert "plan" not in digest_of(session)
+
+
+def test_a_plan_left_stale_by_finished_work_is_not_reported_open():
+    todo = lambda *s: {"todos": [{"content": c, "status": st_} for c, st_ in s]}  # noqa: E731
+    session = (
+        Session()
+        .say("Simplify the checkpoint summary", role="user")
+        .tool("TodoWrite", todo(("Change struct", "completed"), ("Fix tests", "in_progress")))
+        .tool("Edit", {"file_path": "/home/dev/app/summary_test.go"}, "ok")
+    )  # fmt: skip
+    assert "plan" in digest_of(session)  # the work stops here: the plan says what is left
+    # ... but the session went on after the to-do list's last update: checks passed and the
+    # closing message says the work is complete
+    session.bash("mise run test", "ok  entire.io/cli 1.2s")
+    session.say("All tests pass and the implementation is complete: the summary is an array.")
+    assert "plan" not in digest_of(session)
+
+
+def test_a_fixed_failure_is_remembered_with_the_cause_the_assistant_found():
+    session = (
+        Session()
+        .bash("uv run pytest -q", "FAILED tests/test_a.py::test_x - assert 409 == 200\n1 failed",
+              error=True)
+        .say("Let me look at the handler.")
+        .say("I see the issue! The handler returns the stored response even when the body "
+             "differs, so a replayed key must be compared with the request hash.")
+        .tool("Edit", {"file_path": "/home/dev/app/idempotency.py"}, "ok")
+        .bash("uv run pytest -q", "4 passed")
+    )  # fmt: skip
+    (memory,) = [m for m in to_memories(session.events()) if "event:error_resolved" in m.tags]
+    assert memory.content.startswith("`uv run pytest -q` failed (")
+    assert ": The handler returns the stored response even when the body differs" in memory.content
+    assert memory.content.endswith("Fixed by changes to idempotency.py")
+    assert "Let me look" not in memory.content  # an intention is no diagnosis
+
+
+def test_a_fixed_failure_without_a_cause_stays_an_event():
+    session = (
+        Session()
+        .bash("uv run pytest -q", "1 failed", error=True)
+        .tool("Edit", {"file_path": "/home/dev/app/a.py"}, "ok")
+        .bash("uv run pytest -q", "4 passed")
+    )
+    events = session.events()
+    assert [e for e in events if e.kind == "error_resolved"]  # it still closes the failure
+    assert not [m for m in to_memories(events) if "event:error_resolved" in m.tags]
+
+
+def test_the_outcome_is_the_closing_reply_to_the_last_request_not_an_intention():
+    session = (
+        Session()
+        .say("fix the failing reset tests", role="user")
+        .say("Now I understand the issue. The tests expect custom errors on stderr, but the "
+             "command returns plain errors. I need to update the reset command to match.")
+        .say("fix the test, the code is right", role="user")
+        .say("Updated reset_test.go: the tests now assert the plain error the command returns, "
+             "and the reset command itself is unchanged. All reset tests pass.")
+        .say("Let me run the whole suite once more to be sure nothing else depends on it.")
+    )  # fmt: skip
+    (summary,) = digest_of(session)["session_summary"]
+    assert "Outcome: Updated reset_test.go" in summary
+    assert "I need to update the reset command" not in summary
 
 
 def test_one_session_summary_with_goal_outcome_files_and_commits():
@@ -781,6 +846,16 @@ def test_howto_comes_from_the_steps_the_session_ran_successfully_deduplicated():
     assert "How to run the tests: `uv run pytest -q`" in howto
     assert any("act --container-architecture linux/amd64 -j test" in h for h in howto)
     assert not [h for h in howto if "test_a.py" in h or "pnpm build" in h]
+
+
+def test_a_chain_of_steps_is_remembered_as_its_steps():
+    session = Session().bash("mise run fmt && mise run lint && git add -A", "ok")
+    session.bash("mise run lint && mise run test:ci", "ok")
+    howto = digest_of(session)["howto"]
+    assert not [h for h in howto if "&&" in h or "git add" in h]
+    assert sorted(h.split("`")[1] for h in howto) == [
+        "mise run fmt", "mise run lint", "mise run test:ci",
+    ]  # fmt: skip
 
 
 def test_windows_paths_are_relative_to_the_project_and_powershell_is_a_shell():

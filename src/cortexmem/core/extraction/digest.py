@@ -18,6 +18,7 @@ digest and supersedes the versions an earlier, shorter read produced.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable, Sequence
 from typing import Final
 
@@ -153,6 +154,37 @@ def folded_plan(events: Sequence[Event]) -> tuple[list[tuple[str, str]], Event |
     return list(steps.items())[:MAX_STEPS], last
 
 
+_FINISHED: Final = re.compile(
+    r"\b(?:(?:is|are|now|fully|been|successfully) "
+    r"(?:complete|completed|implemented|finished|done)"
+    r"|all (?:\d+ )?(?:the )?(?:tests|checks)(?: are)? pass(?:ing|ed)?"
+    r"|everything (?:passes|works))\b",
+    re.IGNORECASE,
+)
+
+
+def _checks(event: Event) -> bool:
+    return commands.step_kind(str(event.payload.get("command") or "")) in ("test", "check")
+
+
+def plan_finished(events: Sequence[Event], steps: Sequence[tuple[str, str]], last: Event) -> bool:
+    """Whether a plan needs no memory of its own: every step is done (the session's summary
+    says what was done), or the to-do list went stale — after its last update the session's
+    checks passed and its closing message says the work is complete (to-do lists are often
+    not updated again after a compaction)."""
+    if all(status == "completed" for _, status in steps):
+        return True
+    line = last.provenance.line or 0
+    later = [e for e in events if (e.provenance.line or 0) > line]
+    passed = any(
+        e.payload.get("ok")
+        and (e.kind == "test_run" or (e.kind == "command" and _checks(e)))
+        for e in later
+    )  # fmt: skip
+    replies = [e for e in later if e.kind == "reply"]
+    return passed and bool(replies) and bool(_FINISHED.search(replies[-1].content))
+
+
 def plan_text(steps: list[tuple[str, str]]) -> str:
     done = sum(1 for _, s in steps if s == "completed")
     listing = "; ".join(f"[{status}] {clip(text, 160)}" for text, status in steps)
@@ -162,32 +194,29 @@ def plan_text(steps: list[tuple[str, str]]) -> str:
 # ----------------------------------------------------------------- how-to
 
 
+def _steps_of(command: str) -> list[tuple[str, str]]:
+    """``(step kind, command)`` for each part of a ``a && b`` chain that is a step of its own
+    (``cd x``, ``git add`` are not): a chain is remembered as its steps, so the same step run
+    in different chains by different sessions is one how-to."""
+    parts = [commands.normalise_command(p) for p in command.split("&&")]
+    found = [(commands.step_kind(p), p) for p in parts if p]
+    return [(kind, part) for kind, part in found if kind and commands.is_general_step(part)]
+
+
 def howtos(events: Sequence[Event]) -> list[tuple[str, str, Event]]:
-    """``(step kind, command, event)`` for the general commands the session ran successfully
-    as its test, check or build steps, most used first."""
+    """``(step kind, command)`` for the general commands the session ran successfully as its
+    test, check or build steps (a chain split into its steps), most used first."""
     counts: dict[str, int] = {}
     found: dict[str, tuple[str, Event]] = {}
-    failed_only: set[str] = set()
     for event in events:
-        if event.kind != "command":
-            continue
+        if event.kind != "command" or not event.payload.get("ok"):
+            continue  # a failed chain does not say which of its steps works
         command = str(event.payload.get("command") or "")
-        kind = commands.step_kind(command)
-        if not kind or not commands.is_general_step(command) or command.endswith("…"):
+        if not commands.step_kind(command) or command.endswith("…"):
             continue
-        shown = commands.normalise_command(command)
-        if not event.payload.get("ok"):
-            failed_only.add(shown)
-            continue
-        failed_only.discard(shown)
-        counts[shown] = counts.get(shown, 0) + 1
-        found.setdefault(shown, (kind, event))
-    alone = set(found)
-    # "a && b" adds nothing when a and b were each run on their own
-    for command in list(found):
-        parts = [commands.normalise_command(p) for p in command.split("&&")]
-        if len(parts) > 1 and all(p in alone for p in parts):
-            del found[command]
+        for kind, shown in _steps_of(command):
+            counts[shown] = counts.get(shown, 0) + 1
+            found.setdefault(shown, (kind, event))
     ranked = sorted(found, key=lambda c: -counts[c])[:MAX_HOWTO]
     return [(found[c][0], c, found[c][1]) for c in ranked]
 
@@ -197,6 +226,34 @@ def howtos(events: Sequence[Event]) -> list[tuple[str, str, Event]]:
 
 def _date(event: Event) -> str:
     return event.created_at[:10]
+
+
+_INTENTION: Final = re.compile(
+    r"(?:^|[.!?:]\s+)(?:now |first,? |next,? |ok(?:ay)?,? )?(?:let me|let's|i'll|i will|i need to|"
+    r"i should|i'm going to|i am going to)\b[^.!?]*[.!?:]?\s*$",
+    re.IGNORECASE,
+)
+
+
+def closing_reply(replies: Sequence[Event], prompts: Sequence[Event]) -> Event | None:
+    """The reply that says how the session ended: the assistant's last substantial message
+    after the last request (an earlier one answered a request the person then changed), and
+    not one that ends by announcing what it will do next ("… I need to update X.")."""
+    if not prompts:
+        return None
+
+    def after(prompt: Event) -> list[Event]:
+        line = prompt.provenance.line or 0
+        return [e for e in replies if (e.provenance.line or 0) > line]
+
+    for candidates in (after(prompts[-1]), after(prompts[0])):
+        told = [e for e in candidates if not _INTENTION.search(e.content)]
+        closing = next((e for e in reversed(told[-3:]) if len(e.content) >= 120), None)
+        if closing is not None:
+            return closing
+        if told:
+            return told[-1]
+    return None
 
 
 def session_summary(events: Sequence[Event], problems: list[tuple[Event, str]]) -> str | None:
@@ -210,10 +267,8 @@ def session_summary(events: Sequence[Event], problems: list[tuple[Event, str]]) 
     parts = [f"Session {_date(first)}: goal: {clip(first.content, GOAL_CHARS)}"]
     if len(prompts) > 1:
         parts.append(f"Last request: {clip(prompts[-1].content, GOAL_CHARS)}")
-    after = [e for e in replies if (e.provenance.line or 0) > (first.provenance.line or 0)]
-    if after:
-        # the turn's closing message says what was done; narration ("Let me run ...") does not
-        closing = next((e for e in reversed(after[-3:]) if len(e.content) >= 120), after[-1])
+    closing = closing_reply(replies, prompts)
+    if closing is not None:
         parts.append(f"Outcome: {clip(closing.content, OUTCOME_CHARS)}")
     files = list(
         dict.fromkeys(str(e.payload.get("path")) for e in events if e.kind == "file_modified")
@@ -244,7 +299,7 @@ def session_digest(events: Iterable[Event], transcript: str) -> list[Memory]:
     if summary:
         out.append(_memory(summary, "session_summary", "context", 4, ordered[-1], tag))
     steps, last = folded_plan(ordered)
-    if steps and last is not None:
+    if steps and last is not None and not plan_finished(ordered, steps, last):
         out.append(_memory(plan_text(steps), "plan", "progress", 6, last, tag))
     for event, text in problems:
         when = f" (as of {_date(event)}" + (

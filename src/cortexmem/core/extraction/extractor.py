@@ -129,6 +129,8 @@ class Extractor:
             text = own_words(text)
         else:
             events += self._said("reply", entry, text, MAX_REPLY)
+            if not entry.is_sidechain:
+                self.structural.reply(text)
         if text:
             events += self.prose(entry, text, entry.role, 1.0)
         return events

@@ -53,11 +53,15 @@ def worth_remembering(event: Event) -> bool:
         return False
     if event.kind == "plan":  # a plan proposed and approved, not a to-do list
         return event.payload.get("call") == "plan" and event.payload.get("approved", True)
-    if event.kind == "error_resolved":  # a project step that failed, then passed after edits
+    if event.kind == "error_resolved":
+        # A project step that failed, then passed after edits, with the cause the assistant
+        # found: "failed, then passed after changes to x.py" alone teaches nothing (the event
+        # still closes the failure in the session's digest, and the episodes keep the words).
         target = str(event.payload.get("target") or "")
         return (
             event.payload.get("call") == "shell"
             and bool(event.payload.get("files"))
+            and bool(event.payload.get("cause"))
             and step_kind(target) is not None
         )
     return True

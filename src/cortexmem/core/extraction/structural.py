@@ -3,13 +3,16 @@
 A tool call is remembered until its result arrives (bounded: a result that never comes does
 not hold memory forever), and the pair becomes events: files modified, commands, test and check
 runs with their outcome, commits, plans and plan steps, failures, and a failure's resolution
-when the same call later succeeds. Calls are told apart by their neutral ``ToolCall.kind``;
+when the same call later succeeds. A resolution is worth keeping for what it teaches: the
+assistant's own diagnosis between the failing and the passing run ("the tests expect …"), when
+it gave one, is its cause (``cause``). Calls are told apart by their neutral ``ToolCall.kind``;
 the host's tool name is only shown and kept in the event's payload (``tool``), beside the
 kind (``call``).
 """
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 from dataclasses import asdict
 from typing import Any, Final
@@ -23,6 +26,46 @@ MAX_PENDING: Final = 256
 MAX_FAILURES: Final = 64
 MAX_TODOS: Final = 500
 MAX_RECENT_FILES: Final = 200
+
+MAX_CAUSE: Final = 300
+# A sentence that diagnoses a failure, in the assistant's words (not an intention to look).
+_DIAGNOSIS: Final = re.compile(
+    r"\b(?:the (?:root )?(?:issue|problem|error|cause|bug|failure)s? (?:is|was|are|were|here)"
+    r"|the (?:fix|solution|answer) (?:is|was)|must|has to|have to"
+    r"|because|caused by|due to|the tests? (?:expects?|expected|assumes?|checks?|uses?)"
+    r"|(?:is|are|was|were) (?:missing|undefined|not defined|not found|not set|outdated|stale|"
+    r"wrong|incorrect|unused|deprecated|duplicated|too)"
+    r"|doesn't|does not|didn't|did not|isn't|wasn't|aren't|weren't|can't|cannot|no longer"
+    r"|instead of|should (?:be|use|have)|expects?|expected|requires?|mismatch)\b",
+    re.IGNORECASE,
+)
+_INTENTION: Final = re.compile(
+    r"^(?:now )?(?:let me|let's|i'll|i will|i need to|i should|i'm going to|next,? i)\b",
+    re.IGNORECASE,
+)
+_ANAPHORA: Final = re.compile(r"^(?:this|that|it|so|which)\b", re.IGNORECASE)
+_SENTENCES: Final = re.compile(r"(?<=[.!?])\s+|\n+")
+_MARKUP: Final = re.compile(r"\*\*|`|^\s*(?:#+|>|[-*]|\d+\.)\s+")
+
+
+def diagnosis(text: str) -> str | None:
+    """The sentence of an assistant's reply that says why something failed, or None.
+
+    The first sentence that diagnoses (a cause, an expectation, something missing or wrong),
+    not one that only announces what comes next ("Let me check …"); a short opener ("I see the
+    issue!") brings the sentence after it along, and one that starts by pointing back ("This
+    means …") the sentence before it."""
+    sentences = [" ".join(_MARKUP.sub("", s).split()) for s in _SENTENCES.split(text) if s.strip()]
+    for i, sentence in enumerate(sentences):
+        if len(sentence) < 12 or _INTENTION.match(sentence) or not _DIAGNOSIS.search(sentence):
+            continue
+        if len(sentence) < 40 and i + 1 < len(sentences):
+            sentence = f"{sentence} {sentences[i + 1]}"
+        elif i > 0 and _ANAPHORA.match(sentence) and not _INTENTION.match(sentences[i - 1]):
+            sentence = f"{sentences[i - 1]} {sentence}"
+        return clip(sentence, MAX_CAUSE)
+    return None
+
 
 FILE_KINDS: Final = frozenset({"edit", "write"})
 TODO_STATUSES: Final = ("pending", "in_progress", "completed")
@@ -66,7 +109,8 @@ class StructuralLayer:
     def __init__(self, factory: EventFactory) -> None:
         self.make = factory.make
         self.pending: _Bounded = _Bounded(MAX_PENDING)
-        self.failures: _Bounded = _Bounded(MAX_FAILURES)  # key -> (error line, files seen index)
+        # key -> (what failed, error line, files seen index, the diagnosis given since or "")
+        self.failures: _Bounded = _Bounded(MAX_FAILURES)
         self.todos: _Bounded = _Bounded(MAX_TODOS)  # step text -> status
         self.tasks: _Bounded = _Bounded(MAX_TODOS)  # TaskCreate id -> subject
         self.files_seen = 0
@@ -94,8 +138,10 @@ class StructuralLayer:
             steps = fields.get("steps")
             fields["steps"] = None if steps is None else tuple((t, s) for t, s in steps)
             self.pending[key] = ToolCall(**fields)
-        for (name, target), (failed, line, seen) in state["failures"]:
-            self.failures[(name, target)] = (failed, line, int(seen))
+        for (name, target), (failed, line, seen, *cause) in state["failures"]:
+            # a state saved before causes were kept has three fields
+            said = str(cause[0]) if cause else ""
+            self.failures[(name, target)] = (failed, line, int(seen), said)
         for text, status in state["todos"]:
             self.todos[text] = status
         for task_id, subject in state["tasks"]:
@@ -126,6 +172,18 @@ class StructuralLayer:
             events += self._success(entry, call, self._target(call, entry))
         return events
 
+    def reply(self, text: str) -> None:
+        """An assistant reply of the main conversation: a diagnosis in it is the cause of the
+        failures still waiting for one."""
+        waiting = [key for key, value in self.failures.items() if not value[3]]
+        if not waiting:
+            return
+        cause = diagnosis(text)
+        if cause:
+            for key in waiting:
+                failed, line, seen, _ = self.failures[key]
+                self.failures[key] = (failed, line, seen, cause)
+
     # ------------------------------------------------------------- failures and resolutions
 
     def _refused(self, entry: Entry, call: ToolCall) -> list[Event]:
@@ -150,7 +208,7 @@ class StructuralLayer:
         line = commands.outcome_summary(output) if shell else None
         line = line or commands.error_line(output)
         for key in keys or [target]:
-            self.failures[(call.name, key)] = (target, line, self.files_seen)
+            self.failures[(call.name, key)] = (target, line, self.files_seen, "")
         what = f"`{target}`" if shell else f"{call.name} {target}".strip()
         return [
             self.make(
@@ -166,18 +224,23 @@ class StructuralLayer:
         failed = self.failures.pop((call.name, target), None)
         if failed is None:
             return []
-        failed_call, line, seen = failed
+        failed_call, line, seen, cause = failed
         changed = self.recent_files[max(0, len(self.recent_files) - (self.files_seen - seen)) :]
         changed = list(dict.fromkeys(changed))
         shell = call.kind == "shell"
         what = f"`{failed_call}`" if shell else f"{call.name} {failed_call}".strip()
-        how = f" after changes to {', '.join(changed[:8])}" if changed else " when run again"
+        where = ", ".join(changed[:8])
+        if cause and changed:
+            content = f"{what} failed ({line}): {cause.rstrip('.')}. Fixed by changes to {where}"
+        else:
+            how = f" after changes to {where}" if changed else " when run again"
+            content = f"{what} failed ({line}) and passed{how}"
         return [
             self.make(
-                "error_resolved", f"{what} failed ({line}) and passed{how}", entry,
+                "error_resolved", content, entry,
                 confidence=0.9, salience=0.7 if shell else 0.2, layer="structural",
                 tool=call.name, call=call.kind, target=failed_call, passed=shown, error=line,
-                files=changed or None,
+                files=changed or None, cause=cause or None,
             )
         ]  # fmt: skip
 
