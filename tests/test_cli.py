@@ -177,9 +177,11 @@ def test_demo_runs_offline_on_a_throwaway_store(run, cortex_home: Path):
     assert "1. capture" in out and "7. status" in out
     assert "embedded with local/all-MiniLM-L6-v2-int8" in out
     assert "3. briefing" in out and "## Decisions" in out
-    # asked in other words than the session used, answered by meaning: the decision comes first
-    first_answer = out.split("4. recall", 1)[1].split("2. [", 1)[0]
-    assert "1. [decision] I decided to enforce idempotency" in first_answer
+    # asked in other words than the session used, answered by meaning: the decision and the
+    # request it answered (what was said, with where it was said) come first
+    first_answer = out.split("4. recall", 1)[1].split("4. [", 1)[0]
+    assert "[decision] I decided to enforce idempotency" in first_answer
+    assert "[said: user] Add idempotency keys to POST /payments" in first_answer
     assert not cortex_home.exists()  # the user's own global store was never touched
 
 

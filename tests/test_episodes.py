@@ -95,6 +95,53 @@ def test_noise_is_skipped():
         assert collector.feed(entry) == []
 
 
+def tool_use(i: int, name: str, tool_input: dict) -> str:
+    content = [{"type": "tool_use", "id": f"t{i}", "name": name, "input": tool_input}]
+    return record(i, "", "assistant", cwd="/home/dev/app",
+                  message={"role": "assistant", "content": content})  # fmt: skip
+
+
+def tool_result(i: int, call: int, result: dict | None, error: bool = False) -> str:
+    content = [{"type": "tool_result", "tool_use_id": f"t{call}", "content": "ok",
+                "is_error": error}]  # fmt: skip
+    return record(i, "", "user", cwd="/home/dev/app", toolUseResult=result,
+                  message={"role": "user", "content": content})  # fmt: skip
+
+
+def test_what_was_written_and_planned_is_kept_under_its_path(store, tmp_path: Path):
+    doc = "# Notes\n\nNo module system: the scripts load through <script> tags in index.html."
+    code = "await ctx.audioWorklet.addModule('worklet.js');"
+    t = tmp_path / "s.jsonl"
+    write(
+        t,
+        [
+            tool_use(1, "Write", {"file_path": "/home/dev/app/docs/notes.md", "content": doc}),
+            tool_result(
+                2, 1, {"type": "create", "filePath": "/home/dev/app/docs/notes.md", "content": doc}
+            ),
+            tool_use(3, "Edit", {"file_path": "/home/dev/app/rec.js", "new_string": code}),
+            tool_result(4, 3, {"filePath": "/home/dev/app/rec.js", "newString": code}),
+            tool_use(5, "Edit", {"file_path": "/home/dev/app/x.js", "new_string": "refused();"}),
+            tool_result(
+                6, 5, {"filePath": "/home/dev/app/x.js", "newString": "refused();"}, error=True
+            ),
+            tool_use(7, "ExitPlanMode", {"plan": "# Plan\n\nMove the recorder to a worklet."}),
+        ],
+    )
+    capture.capture_transcript(store, t, reader=READER, session_id="sess-ep")
+    episodes = list(store.iter_episodes())
+    assert sorted(e.text for e in episodes if e.role == "written") == [
+        f"docs/notes.md:\n{doc}",  # under its path, relative to the session's directory
+        f"rec.js:\n{code}",
+    ]
+    assert [e.text for e in episodes if e.role == "plan"] == [
+        "# Plan\n\nMove the recorder to a worklet."
+    ]
+    assert "refused()" not in " ".join(e.text for e in episodes)  # an edit that failed
+    hits = store.search_episodes("where is addModule called", 5)
+    assert hits and hits[0][1].text == f"rec.js:\n{code}"
+
+
 # ----------------------------------------------------------------- capture
 
 

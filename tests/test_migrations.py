@@ -72,6 +72,12 @@ SEED_ROWS = {
         "pick', 's-1', '/t/s-1.jsonl', 3, 0, 'main', '2025-01-01T00:00:00.000000Z', 'eh1')",
         "INSERT INTO memory_episodes (memory_id, episode_id) VALUES ('m-old-1', 'ep-old-1')",
     ],
+    12: [
+        "INSERT INTO episodes (id, role, text, session_id, transcript_path, line, chunk, "
+        "branch, created_at, content_hash) VALUES ('ep-old-2', 'written', 'docs/cache.md:\n"
+        "We cache with Redis', 's-1', '/t/s-1.jsonl', 5, 0, 'main', "
+        "'2025-01-01T00:00:00.000000Z', 'eh2')",
+    ],
 }
 
 
@@ -130,6 +136,10 @@ def test_migrate_from_every_earlier_version(tmp_path: Path, start: int):
             assert [e.id for e in store.iter_events()] == ["ev-old-1"]
         if start >= 3:
             assert [o.tool_use_id for o in store.iter_observations()] == ["toolu_old"]
+        if start >= 11:  # the episodes table rebuilt by 0012 keeps its rows and their links
+            assert [e.id for e in store.episodes_of_memory("m-old-1")] == ["ep-old-1"]
+            found = store.search_episodes("what did we pick", 5)
+            assert [e.id for _, e, _ in found] == ["ep-old-1"]
     assert schema(old) == schema(fresh)
 
 

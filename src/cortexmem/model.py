@@ -447,7 +447,9 @@ class Event:
         return cls(**known)
 
 
-EPISODE_ROLES: Final = ("user", "assistant", "summary", "subagent", "tool_error")
+EPISODE_ROLES: Final = (
+    "user", "assistant", "summary", "subagent", "tool_error", "plan", "written",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,12 @@ Extraction distils memories; episodes keep the words themselves, so a fact no ex
 recognised is still found by recall. Pure functions over host-neutral entries: an
 ``EpisodeCollector`` is fed entries in transcript order (like the extractor) and returns the
 episodes of each one. What is kept: the person's prompts, the assistant's text, compaction
-summaries, subagents' reports and the text of failing tool calls. What is not: tool-call-only
-turns, thinking, empty text, what the host wrote without anyone speaking (command output
-wrappers, caveats, injected reminders) and a message repeated in the same session.
+summaries, subagents' reports, the text of failing tool calls, the plans the assistant proposed
+(``plan``) and what it wrote into files (``written``: a new file's content, an edit's new text,
+under the file's path; a document or the code that answers "where is X done"). What is not:
+tool-call-only turns, thinking, empty text, what the host wrote without anyone speaking
+(command output wrappers, caveats, injected reminders) and a message repeated in the same
+session.
 
 Secrets are redacted before the text is cut, so a secret that would straddle two chunks is gone
 before any cut is made.
@@ -19,7 +22,7 @@ from typing import Final
 
 from cortexmem.core.extraction.prose import injected, is_host_text
 from cortexmem.core.redact import redact
-from cortexmem.core.session import PLAIN, Dialect, Entry
+from cortexmem.core.session import PLAIN, Dialect, Entry, ToolResult
 from cortexmem.core.text import REDACT_MARGIN, clip_redacted
 from cortexmem.model import Episode, Memory, SourceContext, normalise_time, parse_time, utc_now
 
@@ -29,6 +32,9 @@ MIN_TEXT: Final = 12
 MAX_CHUNKS_PER_MESSAGE: Final = 40
 # Failing tool output is noisy: its head says what failed.
 MAX_TOOL_ERROR: Final = 2_000
+# What was written into a file is kept as far as its head: a whole generated file is the
+# repository's business, its first screens say what it is.
+MAX_WRITTEN: Final = 6_000
 _PARAGRAPH: Final = re.compile(r"\n\s*\n")
 _SENTENCE: Final = re.compile(r"(?<=[.!?:;])\s+")
 _BLANKS: Final = re.compile(r"\n{3,}")
@@ -128,6 +134,8 @@ class EpisodeCollector:
             if block.kind == "tool_use" and block.call is not None:
                 if block.call.kind == "subagent" and block.tool_use_id:
                     self.subagent_calls.add(block.tool_use_id)
+                elif block.call.kind == "plan" and block.call.plan:
+                    out += self._episodes(entry, block.call.plan, "plan")
             elif block.kind == "tool_result" and block.outcome is not None:
                 outcome = block.outcome
                 if outcome.call_id in self.subagent_calls and not outcome.is_error:
@@ -136,6 +144,8 @@ class EpisodeCollector:
                 elif outcome.is_error and not outcome.refused:
                     failing = clip_redacted(outcome.output or outcome.text, MAX_TOOL_ERROR)
                     out += self._episodes(entry, failing, "tool_error", redacted=True)
+                elif outcome.written.strip() and not outcome.is_error:
+                    out += self._written(entry, outcome)
         if entry.is_meta:
             return out
         text = entry.text
@@ -148,6 +158,16 @@ class EpisodeCollector:
         elif entry.role == "assistant":
             out += self._episodes(entry, text, "subagent" if entry.is_sidechain else "assistant")
         return out
+
+    def _written(self, entry: Entry, outcome: ToolResult) -> list[Episode]:
+        """What a write or an edit put into a file, under the file's path (relative to the
+        session's directory), as far as ``MAX_WRITTEN``."""
+        path = outcome.path.replace("\\", "/")
+        root = (entry.cwd or "").replace("\\", "/").rstrip("/")
+        if root and path.lower().startswith(root.lower() + "/"):
+            path = path[len(root) + 1 :]
+        text = f"{path}:\n{outcome.written}" if path else outcome.written
+        return self._episodes(entry, clip_redacted(text, MAX_WRITTEN), "written", redacted=True)
 
     def _episodes(
         self, entry: Entry, text: str, role: str, *, redacted: bool = False

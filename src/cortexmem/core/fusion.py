@@ -96,11 +96,11 @@ def hybrid_rank(
 ) -> list[Ranked]:
     """Fuse both legs (candidates from any number of stores) and rank; first ``limit``.
 
-    Episodes (what was said) come as two more legs of their own, fused by rank beside the
-    memories' legs (BM25 scores of two indexes are not on one scale; ranks are): the best
-    episode and the best memory of a leg fuse equally, and the rank formula then prefers the
-    typed memory (episodes carry a lower confidence and priority), while an episode that
-    answers better than a weak memory still outranks it."""
+    Episodes (what was said) share the vector leg with the memories (one model's cosines are
+    on one scale) and have a word leg of their own, fused by rank (BM25 scores of two indexes
+    are not on one scale; ranks are). The rank formula then prefers the typed memory at equal
+    relevance (episodes carry a lower confidence and priority), while an episode that answers
+    better than a weak memory outranks it."""
     if not 0.0 <= alpha <= 1.0:
         raise ValueError(f"alpha must be between 0 and 1; got {alpha}")
 
@@ -116,10 +116,12 @@ def hybrid_rank(
     by_key: dict[tuple[str, str], Candidate] = {}
     for leg in (ep_vec, ep_lex, vec, lex):
         by_key.update({key(c): c for c in leg})
-    fused = rrf([key(c) for c in lex], [key(c) for c in vec], alpha)
-    if ep_lex or ep_vec:
-        for item, score in rrf([key(c) for c in ep_lex], [key(c) for c in ep_vec], alpha).items():
-            fused[item] = fused.get(item, 0.0) + EPISODE_WEIGHT * score
+    # Cosine similarities of one model are on one scale: memories and episodes share the
+    # vector leg, ranked together by meaning. BM25 scores of two indexes are not: the episodes'
+    # word leg is fused by its own ranks, at ``EPISODE_WEIGHT``.
+    fused = rrf([key(c) for c in lex], [key(c) for c in ordered(vec + ep_vec)], alpha)
+    for item, score in rrf([key(c) for c in ep_lex], [], alpha).items():
+        fused[item] = fused.get(item, 0.0) + EPISODE_WEIGHT * score
     if not fused:
         return []
     best = max(fused.values())

@@ -73,7 +73,9 @@ class ToolResult:
     ``text`` is the result flattened to text (possibly cut); ``refused`` means the person
     declined the call (a choice, not a failure); ``output`` is the command's own output when
     the host keeps it apart from ``text``; ``path`` the file the host says it touched,
-    ``created`` whether a write made a new file, ``task_id`` the id a new to-do step got.
+    ``created`` whether a write made a new file, ``task_id`` the id a new to-do step got,
+    ``written`` the text a successful write or edit put into the file (a new file's content,
+    an edit's replacement text), when the host reports it.
     """
 
     call_id: str | None
@@ -84,6 +86,7 @@ class ToolResult:
     path: str = ""
     created: bool = False
     task_id: str | None = None
+    written: str = ""
 
 
 @dataclass(frozen=True)

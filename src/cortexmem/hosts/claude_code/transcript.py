@@ -208,9 +208,14 @@ def tool_call(name: str | None, tool_input: dict[str, Any], call_id: str | None)
 
 
 def tool_outcome(
-    text: str, call_id: str | None, is_error: bool, result: dict[str, Any] | None
+    text: str,
+    call_id: str | None,
+    is_error: bool,
+    result: dict[str, Any] | None,
+    written: str = "",
 ) -> ToolResult:
-    """A ``tool_result`` block in neutral terms (``result``: the record's ``toolUseResult``)."""
+    """A ``tool_result`` block in neutral terms (``result``: the record's ``toolUseResult``
+    without its file bodies; ``written``: what ``written_text`` found in the whole of it)."""
     extra = result or {}
     task = extra.get("task")
     task_id = task.get("id") if isinstance(task, dict) else None
@@ -223,7 +228,26 @@ def tool_outcome(
         path=_text(extra.get("filePath")),
         created=extra.get("type") == "create",
         task_id=None if task_id is None else str(task_id),
+        written="" if is_error else written,
     )
+
+
+def written_text(result: Any) -> str:
+    """What a Write (``content`` of a create or update), an Edit (``newString``) or a
+    MultiEdit (each edit's ``new_string``) put into the file, from its ``toolUseResult``
+    (cut to ``MAX_RESULT_CHARS``)."""
+    if not isinstance(result, dict):
+        return ""
+    if "newString" in result:
+        text = _text(result.get("newString"))
+    elif isinstance(result.get("edits"), list):
+        edits = [e for e in result["edits"] if isinstance(e, dict)]
+        text = "\n\n".join(_text(e.get("new_string")) for e in edits).strip()
+    elif result.get("type") in ("create", "update") and result.get("filePath"):
+        text = _text(result.get("content"))
+    else:
+        return ""
+    return _cut(text, MAX_RESULT_CHARS)
 
 
 def tool_use_block(name: str | None, tool_input: Any, call_id: str | None) -> Block:
@@ -238,7 +262,11 @@ def tool_use_block(name: str | None, tool_input: Any, call_id: str | None) -> Bl
 
 
 def tool_result_block(
-    text: str, call_id: str | None, is_error: bool, result: dict[str, Any] | None
+    text: str,
+    call_id: str | None,
+    is_error: bool,
+    result: dict[str, Any] | None,
+    written: str = "",
 ) -> Block:
     return Block(
         "tool_result",
@@ -246,7 +274,7 @@ def tool_result_block(
         tool_use_id=call_id,
         is_error=is_error,
         result=result,
-        outcome=tool_outcome(text, call_id, is_error, result),
+        outcome=tool_outcome(text, call_id, is_error, result, written),
     )
 
 
@@ -336,6 +364,7 @@ def _blocks(content: Any, tool_result: Any) -> list[Block]:
                     _string(item.get("tool_use_id")),
                     item.get("is_error") is True,
                     _small_result(tool_result),
+                    written_text(tool_result),
                 )
             )
         elif kind == "image":
