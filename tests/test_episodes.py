@@ -17,7 +17,7 @@ from cortexmem.hosts.claude_code.transcript import DIALECT
 from cortexmem.model import ExtractionCursor
 from cortexmem.services import capture
 from cortexmem.services.context import Context
-from cortexmem.services.embedding import Embedder, sync_context
+from cortexmem.services.embedding import Embedder, sync, sync_context
 from cortexmem.services.memories import remember
 from cortexmem.services.recall import recall
 
@@ -200,6 +200,23 @@ def test_episodes_are_found_by_meaning(ctx: Context, tmp_path: Path):
                   all_branches=True, embedder=embedder, count_access=False)  # fmt: skip
     said = [h for h in hits if h.kind == "episode"]  # the session summary may come first
     assert said and "backup" in said[0].memory.content and said[0] in hits[:2]
+
+
+def test_a_renamed_project_embeds_its_episodes_again(ctx: Context, tmp_path: Path):
+    """An episode's embedding text carries the project's name, as a memory's does."""
+    t = tmp_path / "s.jsonl"
+    write(t, [record(1, "The nightly backup job copies the database to cold storage.")])
+    store = ctx.writable("project")
+    capture.capture_transcript(store, t, reader=READER, session_id="sess-ep")
+    embedder = Embedder.for_context(ctx)
+    sync_context(ctx, embedder)
+    assert store.episode_embedding_backlog_size(embedder.model) == 0
+    renamed = Embedder(embedder.routing, "a-new-name")
+    report = sync(store, renamed, project="a-new-name")
+    episodes = store.episode_counts().episodes
+    assert episodes >= 1 and report.embedded >= episodes and report.remaining == 0
+    assert store.episode_embedding_backlog_size(embedder.model) == 0
+    assert sync(store, renamed, project="a-new-name").embedded == 0
 
 
 def test_remember_is_found_by_meaning_at_once(ctx: Context):

@@ -381,6 +381,23 @@ def test_episode_vectors_backlog_and_state(store: Store):
     assert store.episode_embedding_backlog_size("other") == 2
 
 
+def test_a_new_label_puts_episode_vectors_back_in_the_backlog(store: Store):
+    """Episodes are embedded with the project's name too: a renamed project re-embeds them,
+    and recall keeps the old vectors until the new ones are written."""
+    store.add_episodes([_episode("one episode here", 1), _episode("another episode", 2)])
+    vector = (b"\x00\x00\x80\x3f") * 4
+    store.relabel_embeddings("m", "old-name")
+    backlog = store.episode_embedding_backlog("m", 10)
+    store.put_episode_embeddings("m", 4, [(seq, vector) for seq, _ in backlog])
+    assert store.relabel_embeddings("m", "old-name") == 0
+    assert store.relabel_embeddings("m", "new-name") == 2
+    assert store.episode_embedding_backlog_size("m") == 2
+    assert len(store.load_episode_embeddings("m")) == 2  # still served meanwhile
+    assert store.relabel_embeddings("m", "new-name") == 0
+    store.put_episode_embeddings("m", 4, [(seq, vector) for seq, _ in backlog])
+    assert store.episode_embedding_backlog_size("m") == 0
+
+
 def test_capture_records_episodes_in_its_transaction(store: Store):
     cursor = ExtractionCursor(transcript_path="/t/s.jsonl", offset=10, line=1)
     result = store.record_capture([], lambda _: [], cursor, episodes=[_episode("said once, kept")])

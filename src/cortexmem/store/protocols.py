@@ -239,8 +239,8 @@ class VectorStore(Protocol):
     def embedding_backlog_size(self, model: str, skip_types: Sequence[str] = ()) -> int: ...
 
     def relabel_embeddings(self, model: str, label: str) -> int:
-        """Mark ``model``'s vectors stale when they were made with another label (project
-        name) than ``label``; returns how many."""
+        """Mark ``model``'s vectors (memories' and episodes') stale when they were made with
+        another label (project name) than ``label``; returns how many."""
         ...
 
     def put_embeddings(

@@ -80,6 +80,16 @@ def link_memories(
     return linked
 
 
+def stale_episode_vectors(conn: sqlite3.Connection, model: str) -> int:
+    """Mark ``model``'s episode vectors stale (the project's name in their embedding text
+    changed): a blank ``embedded_at`` puts them in the backlog, as a blank ``source_hash`` does
+    a memory's, while recall keeps reading them until the new vector replaces each one."""
+    return conn.execute(
+        "UPDATE episode_embeddings SET embedded_at = '' WHERE model = ? AND embedded_at != ''",
+        (model,),
+    ).rowcount
+
+
 class EpisodeRooms(Transactions):
     """The ``EpisodeStore`` half of ``SQLiteStore``."""
 
@@ -165,9 +175,11 @@ class EpisodeRooms(Transactions):
 
     # ----------------------------------------------------------------- vectors
 
+    # A vector whose ``embedded_at`` is blank was made under another project name (see
+    # ``stale_episode_vectors``): it is in the backlog, and recall keeps using it meanwhile.
     _EP_BACKLOG: Final = (
         "FROM episodes e LEFT JOIN episode_embeddings v ON v.episode_seq = e.seq "
-        "WHERE v.episode_seq IS NULL OR v.model != ?"
+        "WHERE v.episode_seq IS NULL OR v.model != ? OR v.embedded_at = ''"
     )
 
     def episode_embedding_backlog(self, model: str, limit: int) -> list[tuple[int, Episode]]:

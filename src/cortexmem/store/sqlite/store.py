@@ -60,7 +60,12 @@ from cortexmem.store.protocols import (
     StorePass,
     UpkeepState,
 )
-from cortexmem.store.sqlite.episodes import EpisodeRooms, insert_episodes, link_memories
+from cortexmem.store.sqlite.episodes import (
+    EpisodeRooms,
+    insert_episodes,
+    link_memories,
+    stale_episode_vectors,
+)
 from cortexmem.store.sqlite.integrity import (
     CORTEX_APPLICATION_ID,
     stamped_ok,
@@ -602,8 +607,8 @@ class SQLiteStore(EpisodeRooms, Transactions):
 
     def relabel_embeddings(self, model: str, label: str) -> int:
         """Record that ``model``'s vectors are made with ``label`` (the project's name in the
-        embedding text); when they were made with another one, mark them all stale so the
-        backlog re-embeds them. Returns how many were marked."""
+        embedding text); when they were made with another one, mark them all stale (memories'
+        and episodes') so the backlog re-embeds them. Returns how many were marked."""
 
         def op(conn: sqlite3.Connection) -> int:
             row = conn.execute(
@@ -618,10 +623,11 @@ class SQLiteStore(EpisodeRooms, Transactions):
             )
             if row is None:
                 return 0  # the first label: the vectors so far were made with it
-            return conn.execute(
+            marked = conn.execute(
                 "UPDATE embeddings SET source_hash = '' WHERE model = ? AND source_hash != ''",
                 (model,),
             ).rowcount
+            return marked + stale_episode_vectors(conn, model)
 
         current = self.read(
             lambda conn: conn.execute(
