@@ -370,25 +370,29 @@ def recall(
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 @click.pass_context
 def get(click_ctx: click.Context, memory_id: str, as_json: bool) -> None:
-    """Show one memory in full, with its edges. A unique id prefix is enough."""
+    """Show one memory in full, with its edges and the episodes it was drawn from. A unique id
+    prefix is enough."""
+    from cortexmem.services.graph import episode_dict, sources_of
     from cortexmem.services.memories import edges_of
     from cortexmem.services.memories import get as do_get
 
     ctx = open_context(click_ctx)
     found = do_get(ctx, memory_id)
     edges = edges_of(ctx, found)
+    sources = sources_of(ctx, found)
     if as_json:
         print_json(
             {
                 "scope": found.scope,
                 "memory": found.memory.to_dict(),
                 "edges": [e.to_dict() for e in edges],
+                "episodes": [episode_dict(e) for e in sources],
             }
         )
         return
     from cortexmem.cli.render import memory_detail
 
-    memory_detail(found.memory, found.scope, edges)
+    memory_detail(found.memory, found.scope, edges, sources)
 
 
 # ----------------------------------------------------------------------------------- forget
