@@ -137,6 +137,52 @@ def test_a_real_transcript_ingested_twice_keeps_the_same_episodes(ctx: Context, 
     assert all(len(e.text) <= MAX_CHUNK for e in store.iter_episodes())
 
 
+@pytest.mark.skipif(not REAL.exists(), reason=f"{REAL} is not here")
+def test_export_import_round_trip_of_a_real_ingested_store(repo: Path, tmp_path: Path):
+    """Export carries episodes and memory↔episode links; importing into an empty project gives
+    the same store, and importing twice (or into itself) changes nothing."""
+    from click.testing import CliRunner
+
+    from cortexmem.cli.app import cli
+
+    runner = CliRunner()
+    source = REAL / "-Users-dain-workspace-JSSoundRecorder"
+    done = runner.invoke(cli, ["-C", str(repo), "ingest", "--into", str(repo), str(source)])
+    assert done.exit_code == 0, done.output
+    dump = tmp_path / "dump.jsonl"
+    assert runner.invoke(cli, ["-C", str(repo), "export", "-o", str(dump)]).exit_code == 0
+    records = [json.loads(line) for line in dump.read_text().splitlines()[1:]]
+    kinds = {r["record"] for r in records}
+    assert {"memory", "episode", "episode_link"} <= kinds
+
+    def state(root: Path) -> tuple[object, ...]:
+        with Context.for_cwd(root) as ctx:
+            store = ctx.require("project")
+            memories, edges, events = store.snapshot()
+            return (
+                sorted(m.id for m in memories),
+                sorted(e.id for e in edges),
+                sorted(e.content_hash for e in events),
+                sorted(e.to_dict().items() for e in store.iter_episodes()),
+                sorted(store.iter_episode_links()),
+            )
+
+    other = tmp_path / "other"
+    other.mkdir()
+    first = runner.invoke(cli, ["-C", str(other), "import", "--json", str(dump)])
+    assert first.exit_code == 0, first.output
+    counts = json.loads(first.output)
+    assert counts["episodes_added"] == sum(r["record"] == "episode" for r in records)
+    assert counts["episode_links_added"] == sum(r["record"] == "episode_link" for r in records)
+    assert counts["skipped"] == []
+    assert state(other) == state(repo)
+    again = json.loads(runner.invoke(cli, ["-C", str(other), "import", "--json", str(dump)]).output)
+    assert (again["inserted"], again["episodes_added"], again["episode_links_added"]) == (0, 0, 0)
+    assert state(other) == state(repo)
+    itself = json.loads(runner.invoke(cli, ["-C", str(repo), "import", "--json", str(dump)]).output)
+    assert (itself["episodes_added"], itself["episode_links_added"]) == (0, 0)
+
+
 def test_a_memory_links_to_the_episode_it_was_drawn_from(store, tmp_path: Path):
     t = tmp_path / "s.jsonl"
     write(

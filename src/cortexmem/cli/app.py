@@ -662,6 +662,8 @@ def import_(click_ctx: click.Context, source: Any, is_global: bool, as_json: boo
         "unchanged": result.unchanged,
         "edges_added": result.edges_added,
         "events_added": result.events_added,
+        "episodes_added": result.episodes_added,
+        "episode_links_added": result.episode_links_added,
         "skipped": result.skipped,
     }
     if as_json:
@@ -670,7 +672,8 @@ def import_(click_ctx: click.Context, source: Any, is_global: bool, as_json: boo
     click.echo(
         f"Imported into the {scope} store: {result.inserted} new, {result.updated} updated, "
         f"{result.unchanged} unchanged memories; {result.edges_added} edges, "
-        f"{result.events_added} events."
+        f"{result.events_added} events, {result.episodes_added} episodes, "
+        f"{result.episode_links_added} episode links."
     )
     for note in result.skipped:
         click.echo(f"  skipped {note}", err=True)

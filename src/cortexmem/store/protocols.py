@@ -74,6 +74,8 @@ class ImportResult:
     unchanged: int = 0
     edges_added: int = 0
     events_added: int = 0
+    episodes_added: int = 0
+    episode_links_added: int = 0
     skipped: list[str] = field(default_factory=list)
 
 
@@ -394,6 +396,10 @@ class EpisodeStore(Protocol):
 
     def memories_of_episode(self, episode_id: str) -> list[str]: ...
 
+    def iter_episode_links(self) -> Iterator[tuple[str, str]]:
+        """Every ``(memory id, episode id)`` link (for export)."""
+        ...
+
     def episode_embedding_backlog(self, model: str, limit: int) -> list[tuple[int, Episode]]: ...
 
     def episode_embedding_backlog_size(self, model: str) -> int: ...
@@ -451,9 +457,17 @@ class BackupStore(Protocol):
         ...
 
     def import_records(
-        self, memories: Sequence[Memory], edges: Sequence[Edge], events: Sequence[Event]
+        self,
+        memories: Sequence[Memory],
+        edges: Sequence[Edge],
+        events: Sequence[Event],
+        *,
+        episodes: Sequence[Episode] = (),
+        episode_links: Sequence[tuple[str, str]] = (),
     ) -> ImportResult:
-        """All or nothing; importing the same records twice changes nothing."""
+        """All or nothing; importing the same records twice changes nothing. An episode
+        already stored under another id (same content hash) is that one: the links naming it
+        are moved onto it. ``episode_links`` are ``(memory id, episode id)``."""
         ...
 
 

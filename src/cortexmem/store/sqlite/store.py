@@ -62,6 +62,7 @@ from cortexmem.store.protocols import (
 )
 from cortexmem.store.sqlite.episodes import (
     EpisodeRooms,
+    import_episodes,
     insert_episodes,
     link_memories,
     stale_episode_vectors,
@@ -1008,7 +1009,13 @@ class SQLiteStore(EpisodeRooms, Transactions):
     # ----------------------------------------------------------------- import
 
     def import_records(
-        self, memories: Sequence[Memory], edges: Sequence[Edge], events: Sequence[Event]
+        self,
+        memories: Sequence[Memory],
+        edges: Sequence[Edge],
+        events: Sequence[Event],
+        *,
+        episodes: Sequence[Episode] = (),
+        episode_links: Sequence[tuple[str, str]] = (),
     ) -> ImportResult:
         def op(conn: sqlite3.Connection) -> ImportResult:
             result = ImportResult()
@@ -1031,6 +1038,7 @@ class SQLiteStore(EpisodeRooms, Transactions):
             for event in events:
                 row = event_row(redact_event(event))
                 result.events_added += conn.execute(INSERT_EVENT, row).rowcount
+            import_episodes(conn, episodes, episode_links, result)
             return result
 
         return self.write(op)
