@@ -72,6 +72,22 @@ def ask(project_hash: str, request: dict, timeout: float) -> dict | None:
         return None
 
 
+def tell(project_hash: str, request: dict, timeout: float = 0.05) -> bool:
+    """Hand one request to the server without waiting for its answer (the server does the work
+    later, off the caller's path); True when a server took it."""
+    path = socket_path(project_hash)
+    if not os.path.exists(path) or not private(os.path.dirname(path)):
+        return False
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.settimeout(timeout)
+            conn.connect(path)
+            conn.sendall(json.dumps(request).encode("utf-8") + b"\n")
+        return True
+    except OSError:
+        return False
+
+
 def start(root: str) -> bool:
     """Start the recall server of the project at ``root`` in the background (detached: its
     own session, no terminal, output to nowhere). A second server of the same project exits at
