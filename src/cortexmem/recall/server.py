@@ -131,17 +131,20 @@ class RecallServer:
         """Do the upkeep turns' ends asked for, per working folder of this project."""
         from cortexmem.project.log import log_line
         from cortexmem.project.paths import resolve
-        from cortexmem.services.session import open_context, upkeep
+        from cortexmem.services.context import Context
+        from cortexmem.services.session import upkeep
 
         due, self.upkeep_due = self.upkeep_due, {}
         for cwd, (label, captures) in due.items():
             try:
                 paths = resolve(Path(cwd))
-                if paths.project_hash != self.ctx.paths.project_hash:
+                if paths.db != self.ctx.paths.db:
                     continue  # not this server's project: never its business
-                log = functools.partial(log_line, paths.log)
-                with open_context(paths, 2.0) as ctx:
-                    upkeep(ctx, f"{label} (upkeep)", log, captures)
+                # That working folder's branch, over the server's own open stores: a second
+                # connection opened and closed in this process would take SQLite's locks of
+                # the server's one with it.
+                ctx = Context(paths, timeout=self.ctx.timeout, _open=self.ctx._open)
+                upkeep(ctx, f"{label} (upkeep)", functools.partial(log_line, paths.log), captures)
             except Exception as exc:  # keep serving; the next turn's end asks again
                 self.log_once(f"recall server: upkeep failed: {type(exc).__name__}: {exc}")
 
