@@ -183,6 +183,36 @@ def test_export_import_round_trip_of_a_real_ingested_store(repo: Path, tmp_path:
     assert (itself["episodes_added"], itself["episode_links_added"]) == (0, 0)
 
 
+@pytest.mark.skipif(not REAL.exists(), reason=f"{REAL} is not here")
+def test_a_real_ingested_store_carries_real_edges_and_episode_links(ctx: Context):
+    """Memories link to the episodes they were drawn from, and each session's summary
+    generalizes the session's memories; ingesting again adds nothing."""
+    project = REAL / "-Users-dain-workspace-claude-code-log-sample"
+    store = ctx.writable("project")
+    sessions = sorted(p for p in project.glob("*.jsonl") if not p.name.startswith("agent-"))
+
+    def ingest() -> tuple[list[tuple[str, str, str]], list[tuple[str, str]]]:
+        for path in sessions:
+            capture.capture_transcript(store, path, reader=READER, session_id=path.stem)
+        edges = list(store.iter_edges())
+        return (sorted((e.source_id, e.target_id, e.relation_type) for e in edges),
+                sorted(store.iter_episode_links()))  # fmt: skip
+
+    edges, links = ingest()
+    assert links and any(kind == "generalizes" for _, _, kind in edges)
+    summaries = {m.id: m for m in store.iter_memories() if "event:session_summary" in m.tags}
+    for source, target, kind in edges:
+        if kind == "generalizes":
+            held = store.get_memory(target)
+            assert source in summaries and held is not None
+            assert held.source_session == summaries[source].source_session
+    digest_linked = {m for m, _ in links if m in summaries}
+    assert digest_linked  # the summaries link to the episodes they were drawn from
+    for path in sessions:  # read again from the top: the same graph
+        store.set_cursor(ExtractionCursor(transcript_path=str(path.resolve())))
+    assert ingest() == (edges, links)
+
+
 def test_a_memory_links_to_the_episode_it_was_drawn_from(store, tmp_path: Path):
     t = tmp_path / "s.jsonl"
     write(

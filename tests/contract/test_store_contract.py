@@ -414,6 +414,16 @@ def test_episodes_and_their_links_import_idempotently(store: Store, tmp_path: Pa
         other.close()
 
 
+def test_edges_are_added_in_bulk_once_and_only_between_memories(store: Store):
+    a, _ = store.add_memory(Memory("Session summary: retries", source_session="s-1"))
+    b, _ = store.add_memory(Memory("Retries back off exponentially", source_session="s-1"))
+    store.add_memory(Memory("Another session's note", source_session="s-2"))
+    assert sorted(store.memories_of_session("s-1")) == sorted([a.id, b.id])
+    edges = [Edge(a.id, b.id, "generalizes"), Edge(a.id, "m-elsewhere", "generalizes")]
+    assert store.add_edges(edges) == 1
+    assert store.add_edges(edges) == 0 and len(list(store.iter_edges())) == 1
+
+
 def test_a_new_label_puts_episode_vectors_back_in_the_backlog(store: Store):
     """Episodes are embedded with the project's name too: a renamed project re-embeds them,
     and recall keeps the old vectors until the new ones are written."""

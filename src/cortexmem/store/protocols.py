@@ -286,6 +286,11 @@ class GraphStore(Protocol):
 
     def add_edge(self, edge: Edge) -> tuple[Edge, bool]: ...
 
+    def add_edges(self, edges: Sequence[Edge]) -> int:
+        """Add those not there yet (source, target, type) whose ends are both memories of this
+        store, in one transaction; how many were added."""
+        ...
+
     def iter_edges(self) -> Iterator[Edge]: ...
 
     def edges_touching(self, memory_ids: Iterable[str]) -> list[Edge]: ...
@@ -395,6 +400,15 @@ class EpisodeStore(Protocol):
         ...
 
     def memories_of_episode(self, episode_id: str) -> list[str]: ...
+
+    def link_episodes(self, memories: Sequence[Memory], events: Sequence[Event]) -> int:
+        """Link each memory to the episodes of the transcript lines of the events it was made
+        from (same session, same time); how many links were added."""
+        ...
+
+    def memories_of_session(self, session_id: str) -> list[str]:
+        """The active memories recorded from the session (ids)."""
+        ...
 
     def iter_episode_links(self) -> Iterator[tuple[str, str]]:
         """Every ``(memory id, episode id)`` link (for export)."""

@@ -201,6 +201,22 @@ class EpisodeRooms(Transactions):
         )
         return [row_to_episode(r) for r in rows]
 
+    def link_episodes(self, memories: Sequence[Memory], events: Sequence[Event]) -> int:
+        memories, events = list(memories), list(events)
+        if not memories or not events:
+            return 0
+        return self.write(lambda conn: link_memories(conn, memories, events))
+
+    def memories_of_session(self, session_id: str) -> list[str]:
+        rows = self.read(
+            lambda conn: conn.execute(
+                "SELECT id FROM memories WHERE source_session = ? AND status = 'active' "
+                "ORDER BY id",
+                (session_id,),
+            ).fetchall()
+        )
+        return [str(r[0]) for r in rows]
+
     def iter_episode_links(self) -> Iterator[tuple[str, str]]:
         rows = self.read(
             lambda conn: conn.execute(

@@ -798,6 +798,24 @@ class SQLiteStore(EpisodeRooms, Transactions):
 
         return self.write(op)
 
+    def add_edges(self, edges: Sequence[Edge]) -> int:
+        rows = [edge_row(e) for e in edges]
+        if not rows:
+            return 0
+
+        def op(conn: sqlite3.Connection) -> int:
+            return sum(
+                conn.execute(
+                    "INSERT OR IGNORE INTO edges (id, source_id, target_id, relation_type, "
+                    "strength, bidirectional, status, created_at) SELECT ?, ?, ?, ?, ?, ?, ?, ? "
+                    "WHERE (SELECT count(*) FROM memories WHERE id IN (?, ?)) = 2",
+                    (*row, row[1], row[2]),
+                ).rowcount
+                for row in rows
+            )
+
+        return self.write(op)
+
     def iter_edges(self) -> Iterator[Edge]:
         rows = self.retry(
             lambda: self._conn.execute(
