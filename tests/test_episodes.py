@@ -17,7 +17,7 @@ from cortexmem.hosts.claude_code.transcript import DIALECT
 from cortexmem.model import ExtractionCursor
 from cortexmem.services import capture
 from cortexmem.services.context import Context
-from cortexmem.services.embedding import Embedder, sync_context
+from cortexmem.services.embedding import Embedder, sync, sync_context
 from cortexmem.services.memories import remember
 from cortexmem.services.recall import recall
 
@@ -184,6 +184,82 @@ def test_a_real_transcript_ingested_twice_keeps_the_same_episodes(ctx: Context, 
     assert all(len(e.text) <= MAX_CHUNK for e in store.iter_episodes())
 
 
+@pytest.mark.skipif(not REAL.exists(), reason=f"{REAL} is not here")
+def test_export_import_round_trip_of_a_real_ingested_store(repo: Path, tmp_path: Path):
+    """Export carries episodes and memory↔episode links; importing into an empty project gives
+    the same store, and importing twice (or into itself) changes nothing."""
+    from click.testing import CliRunner
+
+    from cortexmem.cli.app import cli
+
+    runner = CliRunner()
+    source = REAL / "-Users-dain-workspace-JSSoundRecorder"
+    done = runner.invoke(cli, ["-C", str(repo), "ingest", "--into", str(repo), str(source)])
+    assert done.exit_code == 0, done.output
+    dump = tmp_path / "dump.jsonl"
+    assert runner.invoke(cli, ["-C", str(repo), "export", "-o", str(dump)]).exit_code == 0
+    records = [json.loads(line) for line in dump.read_text().splitlines()[1:]]
+    kinds = {r["record"] for r in records}
+    assert {"memory", "episode", "episode_link"} <= kinds
+
+    def state(root: Path) -> tuple[object, ...]:
+        with Context.for_cwd(root) as ctx:
+            store = ctx.require("project")
+            memories, edges, events = store.snapshot()
+            return (
+                sorted(m.id for m in memories),
+                sorted(e.id for e in edges),
+                sorted(e.content_hash for e in events),
+                sorted(e.to_dict().items() for e in store.iter_episodes()),
+                sorted(store.iter_episode_links()),
+            )
+
+    other = tmp_path / "other"
+    other.mkdir()
+    first = runner.invoke(cli, ["-C", str(other), "import", "--json", str(dump)])
+    assert first.exit_code == 0, first.output
+    counts = json.loads(first.output)
+    assert counts["episodes_added"] == sum(r["record"] == "episode" for r in records)
+    assert counts["episode_links_added"] == sum(r["record"] == "episode_link" for r in records)
+    assert counts["skipped"] == []
+    assert state(other) == state(repo)
+    again = json.loads(runner.invoke(cli, ["-C", str(other), "import", "--json", str(dump)]).output)
+    assert (again["inserted"], again["episodes_added"], again["episode_links_added"]) == (0, 0, 0)
+    assert state(other) == state(repo)
+    itself = json.loads(runner.invoke(cli, ["-C", str(repo), "import", "--json", str(dump)]).output)
+    assert (itself["episodes_added"], itself["episode_links_added"]) == (0, 0)
+
+
+@pytest.mark.skipif(not REAL.exists(), reason=f"{REAL} is not here")
+def test_a_real_ingested_store_carries_real_edges_and_episode_links(ctx: Context):
+    """Memories link to the episodes they were drawn from, and each session's summary
+    generalizes the session's memories; ingesting again adds nothing."""
+    project = REAL / "-Users-dain-workspace-claude-code-log-sample"
+    store = ctx.writable("project")
+    sessions = sorted(p for p in project.glob("*.jsonl") if not p.name.startswith("agent-"))
+
+    def ingest() -> tuple[list[tuple[str, str, str]], list[tuple[str, str]]]:
+        for path in sessions:
+            capture.capture_transcript(store, path, reader=READER, session_id=path.stem)
+        edges = list(store.iter_edges())
+        return (sorted((e.source_id, e.target_id, e.relation_type) for e in edges),
+                sorted(store.iter_episode_links()))  # fmt: skip
+
+    edges, links = ingest()
+    assert links and any(kind == "generalizes" for _, _, kind in edges)
+    summaries = {m.id: m for m in store.iter_memories() if "event:session_summary" in m.tags}
+    for source, target, kind in edges:
+        if kind == "generalizes":
+            held = store.get_memory(target)
+            assert source in summaries and held is not None
+            assert held.source_session == summaries[source].source_session
+    digest_linked = {m for m, _ in links if m in summaries}
+    assert digest_linked  # the summaries link to the episodes they were drawn from
+    for path in sessions:  # read again from the top: the same graph
+        store.set_cursor(ExtractionCursor(transcript_path=str(path.resolve())))
+    assert ingest() == (edges, links)
+
+
 def test_a_memory_links_to_the_episode_it_was_drawn_from(store, tmp_path: Path):
     t = tmp_path / "s.jsonl"
     write(
@@ -247,6 +323,23 @@ def test_episodes_are_found_by_meaning(ctx: Context, tmp_path: Path):
                   all_branches=True, embedder=embedder, count_access=False)  # fmt: skip
     said = [h for h in hits if h.kind == "episode"]  # the session summary may come first
     assert said and "backup" in said[0].memory.content and said[0] in hits[:2]
+
+
+def test_a_renamed_project_embeds_its_episodes_again(ctx: Context, tmp_path: Path):
+    """An episode's embedding text carries the project's name, as a memory's does."""
+    t = tmp_path / "s.jsonl"
+    write(t, [record(1, "The nightly backup job copies the database to cold storage.")])
+    store = ctx.writable("project")
+    capture.capture_transcript(store, t, reader=READER, session_id="sess-ep")
+    embedder = Embedder.for_context(ctx)
+    sync_context(ctx, embedder)
+    assert store.episode_embedding_backlog_size(embedder.model) == 0
+    renamed = Embedder(embedder.routing, "a-new-name")
+    report = sync(store, renamed, project="a-new-name")
+    episodes = store.episode_counts().episodes
+    assert episodes >= 1 and report.embedded >= episodes and report.remaining == 0
+    assert store.episode_embedding_backlog_size(embedder.model) == 0
+    assert sync(store, renamed, project="a-new-name").embedded == 0
 
 
 def test_remember_is_found_by_meaning_at_once(ctx: Context):

@@ -82,3 +82,53 @@ def test_cortex_traverse_on_a_real_store(ctx, repo):
     assert out.exit_code == 0 and "source_of" in out.output and note.id not in out.output
     missing = runner.invoke(cli, ["-C", str(repo), "traverse", "m-nothere"])
     assert missing.exit_code == 1 and "no memory" in missing.output
+
+
+def test_traverse_and_get_show_the_episodes_a_memory_was_drawn_from(ctx, repo, tmp_path):
+    """memory → the episodes it was drawn from (role, session, transcript:line, clipped text),
+    and episode → the memories drawn from it; in text and in JSON."""
+    from cortexmem.hosts.claude_code.reader import READER
+    from cortexmem.services import capture
+
+    t = tmp_path / "s.jsonl"
+    said = "We decided to use PostgreSQL because it has row level security."
+    t.write_text(
+        json.dumps(
+            {
+                "type": "assistant",
+                "uuid": "u-1",
+                "sessionId": "sess-g",
+                "timestamp": "2026-01-01T00:00:01.000Z",
+                "message": {"role": "assistant", "content": [{"type": "text", "text": said}]},
+            }
+        )
+        + "\n"
+    )
+    store = ctx.writable("project")
+    capture.capture_transcript(store, t, reader=READER, session_id="sess-g")
+    memory = next(m for m in store.iter_memories() if store.episodes_of_memory(m.id))
+    (episode,) = store.episodes_of_memory(memory.id)
+    runner = CliRunner()
+
+    data = json.loads(runner.invoke(cli, ["-C", str(repo), "traverse", memory.id, "--json"]).output)
+    (source,) = data["episodes"]
+    assert source["id"] == episode.id and source["role"] == "assistant"
+    assert source["session_id"] == "sess-g" and source["line"] == 1
+    assert source["transcript_path"] == str(t.resolve()) and "PostgreSQL" in source["text"]
+    text = runner.invoke(cli, ["-C", str(repo), "traverse", memory.id]).output
+    assert "drawn from:" in text and f"{t.resolve()}:1" in text and episode.id in text
+
+    back = runner.invoke(cli, ["-C", str(repo), "traverse", episode.id, "--json"])
+    assert back.exit_code == 0, back.output
+    drawn = json.loads(back.output)
+    assert drawn["episode"]["text"] == episode.text
+    assert memory.id in [m["id"] for m in drawn["memories"]]
+    plain = runner.invoke(cli, ["-C", str(repo), "traverse", episode.id]).output
+    assert "memories drawn from it:" in plain and memory.id in plain
+    missing = runner.invoke(cli, ["-C", str(repo), "traverse", "ep-nothere"])
+    assert missing.exit_code == 1 and "no episode" in missing.output
+
+    got = json.loads(runner.invoke(cli, ["-C", str(repo), "get", memory.id, "--json"]).output)
+    assert [e["id"] for e in got["episodes"]] == [episode.id]
+    shown = runner.invoke(cli, ["-C", str(repo), "get", memory.id]).output
+    assert "drawn from" in shown and episode.id in shown

@@ -463,3 +463,62 @@ def test_without_a_server_the_hook_says_nothing_and_starts_one(servers: Servers,
     assert not alive(reply["pid"])
     assert not os.path.exists(recall_client.socket_path(key))
     assert servers_of(project["root"]) == []
+
+
+# ----------------------------------------------------------------------------- upkeep
+
+
+def test_stop_leaves_its_upkeep_to_the_server_which_does_it_once(repo: Path, tmp_path: Path):
+    """A turn's end handed to the server does only the capture; the server then builds the
+    briefing (and the rest of the upkeep) once for every capture that asked meanwhile."""
+    from cortexmem.hosts.claude_code.reader import READER
+    from cortexmem.recall.server import RecallServer
+    from cortexmem.services.session import after_capture, open_context
+
+    transcript = tmp_path / "s.jsonl"
+    line = {
+        "type": "user",
+        "sessionId": "s-up",
+        "timestamp": "2026-01-01T00:00:01.000Z",
+        "message": {"role": "user", "content": "We decided to keep Redis for the job queue."},
+    }
+    transcript.write_text(json.dumps(line) + "\n")  # fmt: skip
+    remember_in(repo)
+    with Context.for_cwd(repo) as ctx:
+        handed: list[int] = []
+        done = after_capture(
+            ctx, label="Stop", transcript=transcript, session_id="s-up", reader=READER,
+            deadline=time.monotonic() + 8, log=lambda _: None, full=True,
+            hand_off=lambda added: handed.append(added) is None,
+        )  # fmt: skip
+        paths = ctx.paths
+    assert done.steps == ["handed off"] and len(handed) == 1
+    assert not (paths.data_dir / "decisions.md").exists()  # no upkeep on the hook's path
+
+    server = RecallServer(repo, idle=60)
+    try:
+        for added in (handed[0], 0):
+            reply = server.handle({"op": "upkeep", "cwd": str(repo), "label": "Stop",
+                                   "memories_added": added})  # fmt: skip
+            assert reply["ok"]
+        assert reply["queued"] == 2
+        assert server.handle({"op": "upkeep"})["ok"] is False
+        server.upkeep()
+        assert server.upkeep_due == {} and not server.logged
+        assert (paths.data_dir / "decisions.md").exists()
+        assert "Stop (upkeep): projections updated" in paths.log.read_text()
+    finally:
+        server.ctx.close()
+    # without a server to take it, the upkeep runs on the hook's path as before
+    with open_context(paths, 8) as ctx:
+        inline = after_capture(
+            ctx, label="Stop", transcript=transcript, session_id="s-up", reader=READER,
+            deadline=time.monotonic() + 8, log=lambda _: None, full=True,
+            hand_off=lambda added: False,
+        )  # fmt: skip
+    assert "projections" in inline.steps
+
+
+def remember_in(repo: Path) -> None:
+    with Context.for_cwd(repo) as ctx:
+        remember(ctx, "Deploys go through the staging cluster first", memory_type="decision")

@@ -381,6 +381,66 @@ def test_episode_vectors_backlog_and_state(store: Store):
     assert store.episode_embedding_backlog_size("other") == 2
 
 
+def test_episodes_and_their_links_import_idempotently(store: Store, tmp_path: Path):
+    """Export carries episodes and memory↔episode links; importing twice changes nothing, and
+    an episode the store already holds under another id takes the links meant for it."""
+    cursor = ExtractionCursor(transcript_path="/t/s.jsonl", offset=10, line=1)
+    said = _episode("We decided to use PostgreSQL because it has row level security.")
+    store.record_capture(
+        [Event("decision", "Use PostgreSQL", provenance=Provenance(
+            session_id="s-1", transcript_path="/t/s.jsonl", line=1), created_at=said.created_at)],
+        lambda events: [Memory("Use PostgreSQL", "decision", source_session="s-1",
+                               created_at=said.created_at)],
+        cursor, episodes=[said],
+    )  # fmt: skip
+    memories, edges, events = store.snapshot()
+    episodes, links = list(store.iter_episodes()), list(store.iter_episode_links())
+    assert len(episodes) == 1 and links == [(memories[0].id, episodes[0].id)]
+    other = BACKENDS[sorted(BACKENDS)[0]](tmp_path / "other")
+    try:
+        # the same words, captured there already under another id
+        other.add_episodes([_episode(said.text)])
+        first = other.import_records(memories, edges, events, episodes=episodes,
+                                     episode_links=links)  # fmt: skip
+        assert (first.episodes_added, first.episode_links_added) == (0, 1)
+        (held,) = other.iter_episodes()
+        assert held.id != said.id and other.memories_of_episode(held.id) == [memories[0].id]
+        again = other.import_records(memories, edges, events, episodes=episodes,
+                                     episode_links=links)  # fmt: skip
+        assert (again.episodes_added, again.episode_links_added, again.skipped) == (0, 0, [])
+        orphan = other.import_records([], [], [], episode_links=[("m-elsewhere", held.id)])
+        assert orphan.episode_links_added == 0 and len(orphan.skipped) == 1
+    finally:
+        other.close()
+
+
+def test_edges_are_added_in_bulk_once_and_only_between_memories(store: Store):
+    a, _ = store.add_memory(Memory("Session summary: retries", source_session="s-1"))
+    b, _ = store.add_memory(Memory("Retries back off exponentially", source_session="s-1"))
+    store.add_memory(Memory("Another session's note", source_session="s-2"))
+    assert sorted(store.memories_of_session("s-1")) == sorted([a.id, b.id])
+    edges = [Edge(a.id, b.id, "generalizes"), Edge(a.id, "m-elsewhere", "generalizes")]
+    assert store.add_edges(edges) == 1
+    assert store.add_edges(edges) == 0 and len(list(store.iter_edges())) == 1
+
+
+def test_a_new_label_puts_episode_vectors_back_in_the_backlog(store: Store):
+    """Episodes are embedded with the project's name too: a renamed project re-embeds them,
+    and recall keeps the old vectors until the new ones are written."""
+    store.add_episodes([_episode("one episode here", 1), _episode("another episode", 2)])
+    vector = (b"\x00\x00\x80\x3f") * 4
+    store.relabel_embeddings("m", "old-name")
+    backlog = store.episode_embedding_backlog("m", 10)
+    store.put_episode_embeddings("m", 4, [(seq, vector) for seq, _ in backlog])
+    assert store.relabel_embeddings("m", "old-name") == 0
+    assert store.relabel_embeddings("m", "new-name") == 2
+    assert store.episode_embedding_backlog_size("m") == 2
+    assert len(store.load_episode_embeddings("m")) == 2  # still served meanwhile
+    assert store.relabel_embeddings("m", "new-name") == 0
+    store.put_episode_embeddings("m", 4, [(seq, vector) for seq, _ in backlog])
+    assert store.episode_embedding_backlog_size("m") == 0
+
+
 def test_capture_records_episodes_in_its_transaction(store: Store):
     cursor = ExtractionCursor(transcript_path="/t/s.jsonl", offset=10, line=1)
     result = store.record_capture([], lambda _: [], cursor, episodes=[_episode("said once, kept")])

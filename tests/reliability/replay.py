@@ -18,6 +18,7 @@ them: ``cortex-hook <Event>`` with its payload on stdin, and ``cortex ingest``.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import json
 import os
@@ -340,11 +341,15 @@ def replay(
     *,
     tool_hooks: bool = True,
     on_turn: Callable[[int], None] | None = None,
+    session_start: bool = False,
 ) -> None:
-    """Grow the session's transcript turn by turn, firing the hooks Claude Code would."""
+    """Grow the session's transcript turn by turn, firing the hooks Claude Code would
+    (``session_start``: SessionStart first, which starts the project's recall server)."""
     target = lab.transcript(session)
     target.unlink(missing_ok=True)
     target.touch()
+    if session_start:
+        lab.fire("SessionStart", lab.payload("SessionStart", session, source="startup"))
     for n, (start, end) in enumerate(session.turns):
         for i in range(start, end):
             append(target, [session.lines[i]])
@@ -372,17 +377,23 @@ def write_whole(lab: Lab, session: Session) -> Path:
 
 
 def replay_all(
-    lab: Lab, sessions: list[Session], *, concurrent: bool, tool_hooks: bool = True
+    lab: Lab,
+    sessions: list[Session],
+    *,
+    concurrent: bool,
+    tool_hooks: bool = True,
+    session_start: bool = False,
 ) -> float:
     """Replay every session, all at once (one thread each) or one after the other; seconds."""
     t0 = time.perf_counter()
+    run = functools.partial(replay, lab, tool_hooks=tool_hooks, session_start=session_start)
     if concurrent:
         with ThreadPoolExecutor(max_workers=len(sessions)) as pool:
-            for future in [pool.submit(replay, lab, s, tool_hooks=tool_hooks) for s in sessions]:
+            for future in [pool.submit(run, s) for s in sessions]:
                 future.result()
     else:
         for s in sessions:
-            replay(lab, s, tool_hooks=tool_hooks)
+            run(s)
     return time.perf_counter() - t0
 
 

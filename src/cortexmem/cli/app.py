@@ -370,25 +370,29 @@ def recall(
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 @click.pass_context
 def get(click_ctx: click.Context, memory_id: str, as_json: bool) -> None:
-    """Show one memory in full, with its edges. A unique id prefix is enough."""
+    """Show one memory in full, with its edges and the episodes it was drawn from. A unique id
+    prefix is enough."""
+    from cortexmem.services.graph import episode_dict, sources_of
     from cortexmem.services.memories import edges_of
     from cortexmem.services.memories import get as do_get
 
     ctx = open_context(click_ctx)
     found = do_get(ctx, memory_id)
     edges = edges_of(ctx, found)
+    sources = sources_of(ctx, found)
     if as_json:
         print_json(
             {
                 "scope": found.scope,
                 "memory": found.memory.to_dict(),
                 "edges": [e.to_dict() for e in edges],
+                "episodes": [episode_dict(e) for e in sources],
             }
         )
         return
     from cortexmem.cli.render import memory_detail
 
-    memory_detail(found.memory, found.scope, edges)
+    memory_detail(found.memory, found.scope, edges, sources)
 
 
 # ----------------------------------------------------------------------------------- forget
@@ -658,6 +662,8 @@ def import_(click_ctx: click.Context, source: Any, is_global: bool, as_json: boo
         "unchanged": result.unchanged,
         "edges_added": result.edges_added,
         "events_added": result.events_added,
+        "episodes_added": result.episodes_added,
+        "episode_links_added": result.episode_links_added,
         "skipped": result.skipped,
     }
     if as_json:
@@ -666,7 +672,8 @@ def import_(click_ctx: click.Context, source: Any, is_global: bool, as_json: boo
     click.echo(
         f"Imported into the {scope} store: {result.inserted} new, {result.updated} updated, "
         f"{result.unchanged} unchanged memories; {result.edges_added} edges, "
-        f"{result.events_added} events."
+        f"{result.events_added} events, {result.episodes_added} episodes, "
+        f"{result.episode_links_added} episode links."
     )
     for note in result.skipped:
         click.echo(f"  skipped {note}", err=True)

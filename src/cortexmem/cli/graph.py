@@ -82,27 +82,38 @@ def traverse(
     min_strength: float,
     as_json: bool,
 ) -> None:
-    """Walk the graph from MEMORY_ID breadth-first; results grouped by depth.
+    """Walk the graph from MEMORY_ID breadth-first; results grouped by depth, then the
+    episodes (what was said) the memory was drawn from. Given an episode id (ep-…), show the
+    episode and the memories drawn from it.
 
     Example: cortex traverse m-01jd3x --depth 3 --type source_of --direction out
     """
-    from cortexmem.services.graph import walk
+    from cortexmem.services.graph import episode_dict, episode_line, is_episode_id, sources_of, walk
 
     ctx = open_context(click_ctx)
+    if is_episode_id(memory_id):
+        _from_episode(ctx, memory_id, as_json)
+        return
     start, levels = walk(
         ctx, memory_id, depth=depth, types=types, direction=direction,  # type: ignore[arg-type]
         min_strength=min_strength,
     )  # fmt: skip
+    sources = sources_of(ctx, start)
     if as_json:
         print_json(
             {
                 "start": start.memory.to_dict(),
                 "scope": start.scope,
                 "depths": [[r.to_dict() for r in level] for level in levels],
+                "episodes": [episode_dict(e) for e in sources],
             }
         )
         return
     click.echo(_line(start.memory))
+    if sources:
+        click.echo("drawn from:")
+        for episode in sources:
+            click.echo(f"  ⇐ {episode_line(episode)}")
     if not levels:
         click.echo("  (no edges to follow)")
     for number, level in enumerate(levels, start=1):
@@ -113,6 +124,28 @@ def traverse(
                 f"  {arrow} {r.edge.relation_type} ({r.edge.strength:.2f}) from {r.via[:14]}: "
                 f"{_line(r.memory, 80)}"
             )
+
+
+def _from_episode(ctx, episode_id: str, as_json: bool) -> None:
+    from cortexmem.services.graph import drawn_from, episode_dict, episode_line
+
+    drawn = drawn_from(ctx, episode_id)
+    if as_json:
+        print_json(
+            {
+                "episode": episode_dict(drawn.episode, None),
+                "scope": drawn.scope,
+                "memories": [m.to_dict() for m in drawn.memories],
+            }
+        )
+        return
+    click.echo(episode_line(drawn.episode))
+    if not drawn.memories:
+        click.echo("  (no memory was drawn from it)")
+        return
+    click.echo("memories drawn from it:")
+    for memory in drawn.memories:
+        click.echo(f"  ⇒ {_line(memory, 80)}")
 
 
 @click.command(name="index-code")

@@ -12,7 +12,7 @@ from rich.markup import escape
 
 from cortexmem.core.ranking import Ranked
 from cortexmem.core.text import shorten
-from cortexmem.model import Edge, Memory, parse_time
+from cortexmem.model import Edge, Episode, Memory, parse_time
 
 console = Console(highlight=False, soft_wrap=False)
 err_console = Console(stderr=True, highlight=False)
@@ -72,7 +72,9 @@ def recall_table(results: Sequence[Ranked], query: str) -> None:
                 console.print("       " + escape(line), highlight=False, soft_wrap=True)
 
 
-def memory_detail(m: Memory, scope: str, edges: Sequence[Edge]) -> None:
+def memory_detail(
+    m: Memory, scope: str, edges: Sequence[Edge], sources: Sequence[Episode] = ()
+) -> None:
     console.print(f"[bold cyan]{m.id}[/]  [bold]{m.memory_type}[/]  ({scope}, {m.status})")
     if m.summary:
         console.print(f"[bold]{escape(m.summary)}[/]")
@@ -99,6 +101,13 @@ def memory_detail(m: Memory, scope: str, edges: Sequence[Edge]) -> None:
         for e in edges:
             direction = f"→ {e.target_id}" if e.source_id == m.id else f"← {e.source_id}"
             console.print(f"  {e.relation_type} {direction} ({e.strength:.2f}, {e.status})")
+    if sources:
+        from cortexmem.services.graph import episode_line
+
+        console.print()
+        console.print("  [dim]drawn from[/]")
+        for episode in sources:
+            console.print(f"  ⇐ {escape(episode_line(episode))}")
 
 
 def status_report(report: dict[str, Any]) -> None:

@@ -1,7 +1,9 @@
 """The export formats, as pure functions over records.
 
 JSONL is the lossless interchange format: a header line, then one record per line, memories
-before the edges that reference them. Markdown is for people to read and is not imported.
+before the edges that reference them, then events, then episodes (what was said) and the links
+between memories and the episodes they were drawn from (version 2; a version 1 export has no
+episodes and is read as it is). Markdown is for people to read and is not imported.
 """
 
 from __future__ import annotations
@@ -12,10 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cortexmem.core.edge_types import normalise_edge_type
-from cortexmem.model import MEMORY_TYPES, Edge, Event, Memory
+from cortexmem.model import MEMORY_TYPES, Edge, Episode, Event, Memory
 
 FORMAT = "cortex-export"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+RECORDS = ("memory", "edge", "event", "episode", "episode_link")
 
 
 class ExportFormatError(ValueError):
@@ -28,6 +31,9 @@ class ParsedExport:
     memories: list[Memory] = field(default_factory=list)
     edges: list[Edge] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
+    episodes: list[Episode] = field(default_factory=list)
+    # (memory id, episode id)
+    episode_links: list[tuple[str, str]] = field(default_factory=list)
 
 
 def export_jsonl(
@@ -35,6 +41,8 @@ def export_jsonl(
     memories: Iterable[Memory],
     edges: Iterable[Edge],
     events: Iterable[Event],
+    episodes: Iterable[Episode] = (),
+    episode_links: Iterable[tuple[str, str]] = (),
 ) -> Iterator[str]:
     """Lines (without newlines) of a JSONL export. Keys are sorted so exports diff cleanly."""
     yield _dump({"format": FORMAT, "version": FORMAT_VERSION, **header})
@@ -45,6 +53,10 @@ def export_jsonl(
         yield _dump({"record": "edge", **e.to_dict()})
     for ev in events:
         yield _dump({"record": "event", **ev.to_dict()})
+    for ep in episodes:
+        yield _dump({"record": "episode", **ep.to_dict()})
+    for memory_id, episode_id in episode_links:
+        yield _dump({"record": "episode_link", "memory_id": memory_id, "episode_id": episode_id})
 
 
 def _dump(obj: dict[str, Any]) -> str:
@@ -85,7 +97,7 @@ def _parse_line(number: int, raw: str, parsed: ParsedExport | None) -> ParsedExp
             )
         return ParsedExport(header=obj)
     kind = obj.pop("record", None)
-    if kind not in ("memory", "edge", "event"):
+    if kind not in RECORDS:
         raise ExportFormatError(f"line {number}: unknown record type {kind!r}")
     try:
         if kind == "memory":
@@ -94,11 +106,22 @@ def _parse_line(number: int, raw: str, parsed: ParsedExport | None) -> ParsedExp
             if "relation_type" in obj:  # written by another tool or a model: one alias table
                 obj["relation_type"] = normalise_edge_type(obj["relation_type"])
             parsed.edges.append(Edge.from_dict(obj))
-        else:
+        elif kind == "event":
             parsed.events.append(Event.from_dict(obj))
+        elif kind == "episode":
+            parsed.episodes.append(Episode.from_dict(obj))
+        else:
+            parsed.episode_links.append(_link(obj))
     except (TypeError, ValueError) as exc:
         raise ExportFormatError(f"line {number}: invalid {kind}: {exc}") from exc
     return parsed
+
+
+def _link(obj: dict[str, Any]) -> tuple[str, str]:
+    memory_id, episode_id = obj.get("memory_id"), obj.get("episode_id")
+    if not isinstance(memory_id, str) or not isinstance(episode_id, str):
+        raise ValueError("an episode link needs a memory_id and an episode_id")
+    return memory_id, episode_id
 
 
 def export_markdown(title: str, memories: Iterable[Memory], edges: Iterable[Edge]) -> str:

@@ -46,16 +46,30 @@ def socket_path(project_hash: str) -> str:
     return os.path.join(runtime_dir(), f"{project_hash[:16]}.sock")
 
 
-def ask(project_hash: str, request: dict, timeout: float) -> dict | None:
-    """Send one request; the reply, or ``None`` when no server answers in time."""
+def _send(project_hash: str, request: dict, timeout: float) -> socket.socket | None:
+    """A connection to the project's server with ``request`` sent on it; None when no server
+    (of ours) is there to take it."""
     path = socket_path(project_hash)
     if not os.path.exists(path) or not private(os.path.dirname(path)):
         return None
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-            conn.settimeout(timeout)
-            conn.connect(path)
-            conn.sendall(json.dumps(request).encode("utf-8") + b"\n")
+        conn.settimeout(timeout)
+        conn.connect(path)
+        conn.sendall(json.dumps(request).encode("utf-8") + b"\n")
+    except OSError:
+        conn.close()
+        return None
+    return conn
+
+
+def ask(project_hash: str, request: dict, timeout: float) -> dict | None:
+    """Send one request; the reply, or ``None`` when no server answers in time."""
+    conn = _send(project_hash, request, timeout)
+    if conn is None:
+        return None
+    try:
+        with conn:
             chunks: list[bytes] = []
             size = 0
             while True:
@@ -70,6 +84,16 @@ def ask(project_hash: str, request: dict, timeout: float) -> dict | None:
         return reply if isinstance(reply, dict) else None
     except (OSError, ValueError):
         return None
+
+
+def tell(project_hash: str, request: dict, timeout: float = 0.05) -> bool:
+    """Hand one request to the server without waiting for its answer (the server does the work
+    later, off the caller's path); True when a server took it."""
+    conn = _send(project_hash, request, timeout)
+    if conn is None:
+        return False
+    conn.close()
+    return True
 
 
 def start(root: str) -> bool:

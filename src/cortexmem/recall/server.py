@@ -9,7 +9,10 @@ lifetime (a second server of the same project exits at once) and exits by itself
 
 Requests (``{"op": ...}``): ``ping``; ``anticipate`` (``prompt``, optional ``branch``): the
 context to inject for a prompt, possibly empty; ``recall`` (``query``, ``limit``, ``branch``,
-``alpha``); ``sync``: embed the backlog now; ``stop``.
+``alpha``); ``sync``: embed the backlog now; ``upkeep`` (``cwd``, ``label``, ``memories_added``):
+what a turn's end left to do (projections, briefing, lifecycle, consolidation,
+``services.session.upkeep``), done between requests, once for every capture that asked
+meanwhile, and before the server exits; ``stop``.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import fcntl
+import functools
 import json
 import os
 import socket
@@ -32,6 +36,8 @@ if TYPE_CHECKING:
 
 SYNC_EVERY = 2.0
 ACCEPT_TIMEOUT = 0.5
+# Upkeep waits for a pause between requests, but never longer than this.
+UPKEEP_WAIT = 2.0
 
 
 class RecallServer:
@@ -47,6 +53,9 @@ class RecallServer:
         self.tokens: tuple[str | None, ...] = ()
         self.running = True
         self.embedder: Embedder | None = None
+        # Upkeep asked for and not done yet: working folder -> (label, memories per capture).
+        self.upkeep_due: dict[str, tuple[str, list[int]]] = {}
+        self.upkeep_since = 0.0
 
     # ------------------------------------------------------------- requests
 
@@ -59,6 +68,16 @@ class RecallServer:
             return {"ok": True}
         if op == "sync":
             return {"ok": True, "embedded": self.sync(deadline=None)}
+        if op == "upkeep":
+            cwd, label = request.get("cwd"), request.get("label")
+            added = request.get("memories_added")
+            if not isinstance(cwd, str) or not isinstance(added, int):
+                return {"ok": False, "error": "upkeep needs a cwd and memories_added"}
+            if not self.upkeep_due:
+                self.upkeep_since = time.monotonic()
+            _, captures = self.upkeep_due.setdefault(cwd, (str(label or "Stop"), []))
+            captures.append(added)
+            return {"ok": True, "queued": sum(len(c) for _, c in self.upkeep_due.values())}
         if op == "anticipate":
             from cortexmem.services.anticipate import anticipate
 
@@ -108,6 +127,27 @@ class RecallServer:
         self.backlog_left = report.remaining > 0
         return report.embedded
 
+    def upkeep(self) -> None:
+        """Do the upkeep turns' ends asked for, per working folder of this project."""
+        from cortexmem.project.log import log_line
+        from cortexmem.project.paths import resolve
+        from cortexmem.services.context import Context
+        from cortexmem.services.session import upkeep
+
+        due, self.upkeep_due = self.upkeep_due, {}
+        for cwd, (label, captures) in due.items():
+            try:
+                paths = resolve(Path(cwd))
+                if paths.db != self.ctx.paths.db:
+                    continue  # not this server's project: never its business
+                # That working folder's branch, over the server's own open stores: a second
+                # connection opened and closed in this process would take SQLite's locks of
+                # the server's one with it.
+                ctx = Context(paths, timeout=self.ctx.timeout, _open=self.ctx._open)
+                upkeep(ctx, f"{label} (upkeep)", functools.partial(log_line, paths.log), captures)
+            except Exception as exc:  # keep serving; the next turn's end asks again
+                self.log_once(f"recall server: upkeep failed: {type(exc).__name__}: {exc}")
+
     def log_once(self, message: str) -> None:
         """One line in the project's cortex.log per distinct problem (not one every 2 s)."""
         if message in self.logged:
@@ -142,7 +182,9 @@ class RecallServer:
             try:
                 conn, _ = sock.accept()
             except TimeoutError:
-                if time.monotonic() - self.last_sync > SYNC_EVERY and (
+                if self.upkeep_due:
+                    self.upkeep()
+                elif time.monotonic() - self.last_sync > SYNC_EVERY and (
                     self.backlog_left or self._stores_changed()
                 ):
                     try:
@@ -153,6 +195,10 @@ class RecallServer:
             self.last_request = time.monotonic()
             with conn:
                 self._answer(conn)
+            if self.upkeep_due and time.monotonic() - self.upkeep_since > UPKEEP_WAIT:
+                self.upkeep()
+        if self.upkeep_due:  # asked for before the server stopped: done, not dropped
+            self.upkeep()
 
     def _answer(self, conn: socket.socket) -> None:
         conn.settimeout(5.0)

@@ -36,17 +36,23 @@ from cortexmem.core.extraction.memories import to_memories
 from cortexmem.core.observations import to_observations
 from cortexmem.core.redact import redact_value
 from cortexmem.core.session import Dialect, Entry, ParseStats, RawLine, SessionInfo
-from cortexmem.model import Episode, Event, ExtractionCursor, Provenance, utc_now
+from cortexmem.model import Edge, Episode, Event, ExtractionCursor, Memory, Provenance, utc_now
 from cortexmem.project.files import write_atomic
 from cortexmem.project.git import changed_files
 from cortexmem.project.log import log_line
 from cortexmem.services.context import Context
-from cortexmem.store.protocols import CaptureResult, EventStore, MemoryStore
+from cortexmem.store.protocols import (
+    CaptureResult,
+    EpisodeStore,
+    EventStore,
+    GraphStore,
+    MemoryStore,
+)
 
 
-class CaptureStore(EventStore, MemoryStore, Protocol):
-    """What a capture pass writes: events, cursors and episodes, and the session's digest
-    memories."""
+class CaptureStore(EventStore, MemoryStore, EpisodeStore, GraphStore, Protocol):
+    """What a capture pass writes: events, cursors and episodes, the session's digest
+    memories and their links (to episodes, and from the summary to the session's memories)."""
 
 
 BATCH_LINES = 1_000
@@ -345,6 +351,8 @@ def _with_digest_due(state: str, due: bool) -> str:
     return json.dumps(data)
 
 
+# The tag of a session's summary memory (``core.extraction.digest``).
+SUMMARY_TAG = "event:session_summary"
 # How many of a session's events its digest reads at most (newest kept).
 DIGEST_EVENTS = 20_000
 
@@ -367,7 +375,32 @@ def refresh_digest(store: CaptureStore, transcript: str, session_id: str | None)
     if memories or events:
         # A digest is derived from the session's events and rebuilt at every pass: its older
         # versions are deleted, not kept as history (one summary per Stop would pile up).
-        store.replace_tagged(digest_tag(transcript), memories, [], retire="deleted")
+        digest, _, _ = store.replace_tagged(digest_tag(transcript), memories, [], retire="deleted")
+        link_digest(store, digest, events, session_id)
+
+
+# How strongly a session's summary holds the session's memories (an edge per memory).
+SUMMARY_EDGE_STRENGTH = 0.5
+
+
+def link_digest(
+    store: CaptureStore, digest: list[Memory], events: list[Event], session_id: str
+) -> None:
+    """The graph of a digest: each digest memory links to the episodes of the lines it was
+    drawn from, and the session's summary ``generalizes`` the session's other memories.
+    Idempotent: links and edges are unique."""
+    store.link_episodes(digest, events)
+    summary = next((m for m in digest if SUMMARY_TAG in m.tags), None)
+    if summary is None:
+        return
+    own = {m.id for m in digest}
+    store.add_edges(
+        [
+            Edge(summary.id, target, "generalizes", strength=SUMMARY_EDGE_STRENGTH)
+            for target in store.memories_of_session(session_id)
+            if target not in own
+        ]
+    )
 
 
 def session_transcripts(

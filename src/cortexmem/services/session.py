@@ -3,16 +3,21 @@ ended, and within which budget. Host-neutral: a host adapter normalises its own 
 in its transcript reader and its briefing writer, and logs the lines this reports.
 
 After a turn ends (``full``): capture; the queue of transcripts earlier hooks left unread, for
-at most ``QUEUE_BUDGET``; the git projections and the briefing (one ``publish.publish``); the
-daily lifecycle pass when ``LIFECYCLE_LEFT`` of the budget is still there; then, like after
-every capture, the consolidation trigger. Nothing after the capture may fail it: each step
-logs its own failure and the next one runs.
+at most ``QUEUE_BUDGET``; then the upkeep: the git projections and the briefing (one
+``publish.publish``), the daily lifecycle pass when ``LIFECYCLE_LEFT`` of the budget is still
+there, and, like after every capture, the consolidation trigger. Nothing after the capture may
+fail it: each step logs its own failure and the next one runs.
+
+The upkeep is not the capture: when the project's background worker (the recall server) takes
+it (``hand_off``), a turn's end does only the bounded capture, and the worker runs ``upkeep``
+once for however many captures asked meanwhile. With eight sessions on two cores this is what
+keeps Stop inside its budget: their upkeep is done once, off their path.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -68,11 +73,14 @@ def after_capture(
     agent_transcript: Path | None = None,
     full: bool = False,
     write_briefing: Callable[[str], bool] | None = None,
+    hand_off: Callable[[int], bool] | None = None,
 ) -> AfterCapture:
     """Capture what is new for the session, then what the policy says (see the module).
 
     ``label`` starts each log line (the host's event name); ``full`` means a turn of the main
-    session ended, so the working tree is recorded and the upkeep steps may run.
+    session ended, so the working tree is recorded and the upkeep steps may run. ``hand_off``
+    (given the memories added) asks the project's background worker to do the upkeep; True
+    when it took it, and then nothing more runs here.
     """
     t0 = time.monotonic()
     report = capture_session(
@@ -102,6 +110,9 @@ def after_capture(
         + (f"; transcript not found: {transcript}" if missing else "")
         + (f"; queue: {queued.totals()['lines']} lines" if queued and queued.transcripts else "")
     )
+    if full and hand_off is not None and _handed_off(hand_off, done.memories_added, label, log):
+        done.steps.append("handed off")
+        return done
     if full and time.monotonic() < deadline:
         refresh_projections(ctx, label, log, write_briefing)
         done.steps.append("projections")
@@ -110,6 +121,33 @@ def after_capture(
         done.steps.append("lifecycle")
     consolidate(ctx, label, log, done.memories_added, deadline)
     return done
+
+
+def _handed_off(hand_off: Callable[[int], bool], added: int, label: str, log: Log) -> bool:
+    try:
+        return hand_off(added)
+    except Exception as exc:  # no worker took it: the upkeep runs here
+        log(f"{label}: upkeep not handed off: {type(exc).__name__}: {exc}")
+        return False
+
+
+def upkeep(
+    ctx: Context,
+    label: str,
+    log: Log,
+    captures: Sequence[int],
+    *,
+    write_briefing: Callable[[str], bool] | None = None,
+    budget: float = LIFECYCLE_LEFT + QUEUE_BUDGET,
+) -> None:
+    """What turns' ends handed to the background worker, done once for all of them: the
+    projections and the briefing, the daily lifecycle pass, and the consolidation trigger
+    counted once per capture (``captures``: the memories each one added)."""
+    refresh_projections(ctx, label, log, write_briefing)
+    lifecycle(ctx, label, log)
+    deadline = time.monotonic() + budget
+    for added in captures or (0,):
+        consolidate(ctx, label, log, added, deadline)
 
 
 def refresh_projections(

@@ -21,7 +21,8 @@ def export_lines(ctx: Context, scope: Scope) -> Iterator[str]:
         "exported_at": utc_now(),
     }
     memories, edges, events = store.snapshot()
-    return export_jsonl(header, memories, edges, events)
+    episodes, links = list(store.iter_episodes()), list(store.iter_episode_links())
+    return export_jsonl(header, memories, edges, events, episodes, links)
 
 
 def export_md(ctx: Context, scope: Scope) -> str:
@@ -34,4 +35,10 @@ def export_md(ctx: Context, scope: Scope) -> str:
 def import_lines(ctx: Context, lines: Iterable[str], scope: Scope) -> ImportResult:
     """Validate everything first (raises ExportFormatError), then write in one transaction."""
     parsed = parse_jsonl(lines)
-    return ctx.writable(scope).import_records(parsed.memories, parsed.edges, parsed.events)
+    return ctx.writable(scope).import_records(
+        parsed.memories,
+        parsed.edges,
+        parsed.events,
+        episodes=parsed.episodes,
+        episode_links=parsed.episode_links,
+    )

@@ -74,6 +74,8 @@ class ImportResult:
     unchanged: int = 0
     edges_added: int = 0
     events_added: int = 0
+    episodes_added: int = 0
+    episode_links_added: int = 0
     skipped: list[str] = field(default_factory=list)
 
 
@@ -239,8 +241,8 @@ class VectorStore(Protocol):
     def embedding_backlog_size(self, model: str, skip_types: Sequence[str] = ()) -> int: ...
 
     def relabel_embeddings(self, model: str, label: str) -> int:
-        """Mark ``model``'s vectors stale when they were made with another label (project
-        name) than ``label``; returns how many."""
+        """Mark ``model``'s vectors (memories' and episodes') stale when they were made with
+        another label (project name) than ``label``; returns how many."""
         ...
 
     def put_embeddings(
@@ -283,6 +285,11 @@ class GraphStore(Protocol):
     """Edges between memories (unique on source, target and type)."""
 
     def add_edge(self, edge: Edge) -> tuple[Edge, bool]: ...
+
+    def add_edges(self, edges: Sequence[Edge]) -> int:
+        """Add those not there yet (source, target, type) whose ends are both memories of this
+        store, in one transaction; how many were added."""
+        ...
 
     def iter_edges(self) -> Iterator[Edge]: ...
 
@@ -394,6 +401,19 @@ class EpisodeStore(Protocol):
 
     def memories_of_episode(self, episode_id: str) -> list[str]: ...
 
+    def link_episodes(self, memories: Sequence[Memory], events: Sequence[Event]) -> int:
+        """Link each memory to the episodes of the transcript lines of the events it was made
+        from (same session, same time); how many links were added."""
+        ...
+
+    def memories_of_session(self, session_id: str) -> list[str]:
+        """The active memories recorded from the session (ids)."""
+        ...
+
+    def iter_episode_links(self) -> Iterator[tuple[str, str]]:
+        """Every ``(memory id, episode id)`` link (for export)."""
+        ...
+
     def episode_embedding_backlog(self, model: str, limit: int) -> list[tuple[int, Episode]]: ...
 
     def episode_embedding_backlog_size(self, model: str) -> int: ...
@@ -451,9 +471,17 @@ class BackupStore(Protocol):
         ...
 
     def import_records(
-        self, memories: Sequence[Memory], edges: Sequence[Edge], events: Sequence[Event]
+        self,
+        memories: Sequence[Memory],
+        edges: Sequence[Edge],
+        events: Sequence[Event],
+        *,
+        episodes: Sequence[Episode] = (),
+        episode_links: Sequence[tuple[str, str]] = (),
     ) -> ImportResult:
-        """All or nothing; importing the same records twice changes nothing."""
+        """All or nothing; importing the same records twice changes nothing. An episode
+        already stored under another id (same content hash) is that one: the links naming it
+        are moved onto it. ``episode_links`` are ``(memory id, episode id)``."""
         ...
 
 

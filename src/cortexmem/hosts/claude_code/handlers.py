@@ -147,7 +147,18 @@ def _capture(hook: HookInput, *, deadline: float) -> None:
             log=lambda message: hook.log(message, paths.log),
             full=hook.event == "Stop",
             write_briefing=briefing_writer(paths),
+            hand_off=lambda added: _hand_off(hook, paths, added),
         )
+
+
+def _hand_off(hook: HookInput, paths: ProjectPaths, added: int) -> bool:
+    """Leave the upkeep after a turn (projections, briefing, lifecycle, consolidation) to the
+    project's recall server when one runs: Stop then does only the bounded capture."""
+    from cortexmem.recall import client as recall_client
+
+    request = {"op": "upkeep", "cwd": str(hook.project_dir), "label": hook.event,
+               "memories_added": added}  # fmt: skip
+    return recall_client.tell(paths.project_hash, request)
 
 
 def _compact_summary(hook: HookInput) -> None:

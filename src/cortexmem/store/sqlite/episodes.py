@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 from typing import Any, Final
 
 from cortexmem.core.fts_query import to_fts_query
+from cortexmem.core.redact import redact
 from cortexmem.model import Episode, Event, Memory, utc_now
-from cortexmem.store.protocols import EpisodeCounts
+from cortexmem.store.protocols import EpisodeCounts, ImportResult
 from cortexmem.store.sqlite.tx import Transactions
 
 # Storage per session stays bounded: past this many chunks a session's episodes are dropped.
@@ -78,6 +80,51 @@ def link_memories(
                 (m.id, path, line),
             ).rowcount
     return linked
+
+
+def import_episodes(
+    conn: sqlite3.Connection,
+    episodes: Sequence[Episode],
+    links: Sequence[tuple[str, str]],
+    result: ImportResult,
+) -> None:
+    """Episodes and their memory links from an export, idempotently: an episode already stored
+    (same content hash, whatever its id) is the one its links are moved onto; a link to a memory
+    or an episode this store does not hold is skipped and said."""
+    stored_as: dict[str, str] = {}
+    for episode in episodes:
+        episode = replace(episode, text=redact(episode.text))
+        result.episodes_added += conn.execute(INSERT_EPISODE, episode_row(episode)).rowcount
+        row = conn.execute(
+            "SELECT id FROM episodes WHERE content_hash = ?", (episode.content_hash,)
+        ).fetchone()
+        if row is not None:
+            stored_as[episode.id] = str(row[0])
+    for memory_id, episode_id in links:
+        target = stored_as.get(episode_id, episode_id)
+        added = conn.execute(
+            "INSERT OR IGNORE INTO memory_episodes (memory_id, episode_id) "
+            "SELECT ?, ? WHERE EXISTS (SELECT 1 FROM memories WHERE id = ?) "
+            "AND EXISTS (SELECT 1 FROM episodes WHERE id = ?)",
+            (memory_id, target, memory_id, target),
+        ).rowcount
+        if added:
+            result.episode_links_added += 1
+        elif not conn.execute(
+            "SELECT 1 FROM memory_episodes WHERE memory_id = ? AND episode_id = ?",
+            (memory_id, target),
+        ).fetchone():
+            result.skipped.append(f"link {memory_id} ↔ {episode_id}: an end is not in this store")
+
+
+def stale_episode_vectors(conn: sqlite3.Connection, model: str) -> int:
+    """Mark ``model``'s episode vectors stale (the project's name in their embedding text
+    changed): a blank ``embedded_at`` puts them in the backlog, as a blank ``source_hash`` does
+    a memory's, while recall keeps reading them until the new vector replaces each one."""
+    return conn.execute(
+        "UPDATE episode_embeddings SET embedded_at = '' WHERE model = ? AND embedded_at != ''",
+        (model,),
+    ).rowcount
 
 
 class EpisodeRooms(Transactions):
@@ -154,6 +201,31 @@ class EpisodeRooms(Transactions):
         )
         return [row_to_episode(r) for r in rows]
 
+    def link_episodes(self, memories: Sequence[Memory], events: Sequence[Event]) -> int:
+        memories, events = list(memories), list(events)
+        if not memories or not events:
+            return 0
+        return self.write(lambda conn: link_memories(conn, memories, events))
+
+    def memories_of_session(self, session_id: str) -> list[str]:
+        rows = self.read(
+            lambda conn: conn.execute(
+                "SELECT id FROM memories WHERE source_session = ? AND status = 'active' "
+                "ORDER BY id",
+                (session_id,),
+            ).fetchall()
+        )
+        return [str(r[0]) for r in rows]
+
+    def iter_episode_links(self) -> Iterator[tuple[str, str]]:
+        rows = self.read(
+            lambda conn: conn.execute(
+                "SELECT memory_id, episode_id FROM memory_episodes ORDER BY memory_id, episode_id"
+            ).fetchall()
+        )
+        for memory_id, episode_id in rows:
+            yield str(memory_id), str(episode_id)
+
     def memories_of_episode(self, episode_id: str) -> list[str]:
         rows = self.read(
             lambda conn: conn.execute(
@@ -165,9 +237,11 @@ class EpisodeRooms(Transactions):
 
     # ----------------------------------------------------------------- vectors
 
+    # A vector whose ``embedded_at`` is blank was made under another project name (see
+    # ``stale_episode_vectors``): it is in the backlog, and recall keeps using it meanwhile.
     _EP_BACKLOG: Final = (
         "FROM episodes e LEFT JOIN episode_embeddings v ON v.episode_seq = e.seq "
-        "WHERE v.episode_seq IS NULL OR v.model != ?"
+        "WHERE v.episode_seq IS NULL OR v.model != ? OR v.embedded_at = ''"
     )
 
     def episode_embedding_backlog(self, model: str, limit: int) -> list[tuple[int, Episode]]:

@@ -60,7 +60,13 @@ from cortexmem.store.protocols import (
     StorePass,
     UpkeepState,
 )
-from cortexmem.store.sqlite.episodes import EpisodeRooms, insert_episodes, link_memories
+from cortexmem.store.sqlite.episodes import (
+    EpisodeRooms,
+    import_episodes,
+    insert_episodes,
+    link_memories,
+    stale_episode_vectors,
+)
 from cortexmem.store.sqlite.integrity import (
     CORTEX_APPLICATION_ID,
     stamped_ok,
@@ -602,8 +608,8 @@ class SQLiteStore(EpisodeRooms, Transactions):
 
     def relabel_embeddings(self, model: str, label: str) -> int:
         """Record that ``model``'s vectors are made with ``label`` (the project's name in the
-        embedding text); when they were made with another one, mark them all stale so the
-        backlog re-embeds them. Returns how many were marked."""
+        embedding text); when they were made with another one, mark them all stale (memories'
+        and episodes') so the backlog re-embeds them. Returns how many were marked."""
 
         def op(conn: sqlite3.Connection) -> int:
             row = conn.execute(
@@ -618,10 +624,11 @@ class SQLiteStore(EpisodeRooms, Transactions):
             )
             if row is None:
                 return 0  # the first label: the vectors so far were made with it
-            return conn.execute(
+            marked = conn.execute(
                 "UPDATE embeddings SET source_hash = '' WHERE model = ? AND source_hash != ''",
                 (model,),
             ).rowcount
+            return marked + stale_episode_vectors(conn, model)
 
         current = self.read(
             lambda conn: conn.execute(
@@ -788,6 +795,24 @@ class SQLiteStore(EpisodeRooms, Transactions):
                 (edge.source_id, edge.target_id, edge.relation_type),
             ).fetchone()
             return row_to_edge(row), False
+
+        return self.write(op)
+
+    def add_edges(self, edges: Sequence[Edge]) -> int:
+        rows = [edge_row(e) for e in edges]
+        if not rows:
+            return 0
+
+        def op(conn: sqlite3.Connection) -> int:
+            return sum(
+                conn.execute(
+                    "INSERT OR IGNORE INTO edges (id, source_id, target_id, relation_type, "
+                    "strength, bidirectional, status, created_at) SELECT ?, ?, ?, ?, ?, ?, ?, ? "
+                    "WHERE (SELECT count(*) FROM memories WHERE id IN (?, ?)) = 2",
+                    (*row, row[1], row[2]),
+                ).rowcount
+                for row in rows
+            )
 
         return self.write(op)
 
@@ -1002,7 +1027,13 @@ class SQLiteStore(EpisodeRooms, Transactions):
     # ----------------------------------------------------------------- import
 
     def import_records(
-        self, memories: Sequence[Memory], edges: Sequence[Edge], events: Sequence[Event]
+        self,
+        memories: Sequence[Memory],
+        edges: Sequence[Edge],
+        events: Sequence[Event],
+        *,
+        episodes: Sequence[Episode] = (),
+        episode_links: Sequence[tuple[str, str]] = (),
     ) -> ImportResult:
         def op(conn: sqlite3.Connection) -> ImportResult:
             result = ImportResult()
@@ -1025,6 +1056,7 @@ class SQLiteStore(EpisodeRooms, Transactions):
             for event in events:
                 row = event_row(redact_event(event))
                 result.events_added += conn.execute(INSERT_EVENT, row).rowcount
+            import_episodes(conn, episodes, episode_links, result)
             return result
 
         return self.write(op)
