@@ -45,6 +45,9 @@ class ProviderError(AIError):
         self.retryable = retryable
         self.provider = provider
         self.attempts = attempts
+        # What the call cost when an answer came but could not be used (the ledger counts it).
+        self.input_tokens = 0
+        self.output_tokens = 0
 
 
 class ProviderRejected(ProviderError):

@@ -68,8 +68,12 @@ def after_capture(
     agent_transcript: Path | None = None,
     full: bool = False,
     write_briefing: Callable[[str], bool] | None = None,
+    queue_model_work: bool = False,
 ) -> AfterCapture:
     """Capture what is new for the session, then what the policy says (see the module).
+
+    ``queue_model_work``: the session is queued for the model's distillation, done later by
+    the project's background worker (never here: a hook never waits for a model).
 
     ``label`` starts each log line (the host's event name); ``full`` means a turn of the main
     session ended, so the working tree is recorded and the upkeep steps may run.
@@ -102,6 +106,8 @@ def after_capture(
         + (f"; transcript not found: {transcript}" if missing else "")
         + (f"; queue: {queued.totals()['lines']} lines" if queued and queued.transcripts else "")
     )
+    if queue_model_work:
+        queue_distill(ctx, label, log, session_id, transcript)
     if full and time.monotonic() < deadline:
         refresh_projections(ctx, label, log, write_briefing)
         done.steps.append("projections")
@@ -110,6 +116,23 @@ def after_capture(
         done.steps.append("lifecycle")
     consolidate(ctx, label, log, done.memories_added, deadline)
     return done
+
+
+def queue_distill(
+    ctx: Context, label: str, log: Log, session_id: str | None, transcript: Path | None
+) -> bool:
+    """Queue the session for distillation by a model: one row; the recall server's worker
+    distills it once the session is quiet, or drops it when no model is configured."""
+    if not session_id:
+        return False
+    try:
+        from cortexmem.core.distill import JOB_KIND
+
+        path = str(transcript) if transcript is not None else None
+        return ctx.writable("project").enqueue_ai_job(JOB_KIND, session_id, path)
+    except Exception as exc:  # queueing must never fail a capture
+        log(f"{label}: not queued for distillation: {type(exc).__name__}: {exc}")
+        return False
 
 
 def refresh_projections(

@@ -497,7 +497,8 @@ class AIStore(Protocol):
         ...
 
     def enqueue_ai_job(self, kind: str, session_id: str, transcript_path: str | None) -> bool:
-        """Queue work; False when the same (kind, session) is already queued."""
+        """Queue work; False when the same (kind, session) was already queued (its
+        ``queued_at`` then moves to now: work on a live session waits for it to settle)."""
         ...
 
     def ai_jobs(self, kind: str | None = None, limit: int = 100) -> list[AIJob]:

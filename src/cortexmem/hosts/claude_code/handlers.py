@@ -147,6 +147,7 @@ def _capture(hook: HookInput, *, deadline: float) -> None:
             log=lambda message: hook.log(message, paths.log),
             full=hook.event == "Stop",
             write_briefing=briefing_writer(paths),
+            queue_model_work=hook.event in ("Stop", "SessionEnd"),
         )
 
 

@@ -43,17 +43,22 @@ class AIRooms(Transactions):
         ]  # fmt: skip
 
     def enqueue_ai_job(self, kind: str, session_id: str, transcript_path: str | None) -> bool:
-        return bool(
-            self.write(
-                lambda conn: (
-                    conn.execute(
-                        "INSERT OR IGNORE INTO ai_jobs (kind, session_id, transcript_path, "
-                        "queued_at) VALUES (?, ?, ?, ?)",
-                        (kind, session_id, transcript_path, utc_now()),
-                    ).rowcount
+        now = utc_now()
+
+        def op(conn: sqlite3.Connection) -> bool:
+            added = conn.execute(
+                "INSERT OR IGNORE INTO ai_jobs (kind, session_id, transcript_path, queued_at) "
+                "VALUES (?, ?, ?, ?)",
+                (kind, session_id, transcript_path, now),
+            ).rowcount
+            if not added:  # queued again: it settles from now
+                conn.execute(
+                    "UPDATE ai_jobs SET queued_at = ? WHERE kind = ? AND session_id = ?",
+                    (now, kind, session_id),
                 )
-            )
-        )
+            return bool(added)
+
+        return self.write(op)
 
     def ai_jobs(self, kind: str | None = None, limit: int = 100) -> list[AIJob]:
         rows = self.read(
