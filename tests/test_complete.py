@@ -368,8 +368,8 @@ def test_inside_a_session_cortex_started_no_model_is_called(
 
 def test_the_hook_does_nothing_inside_a_session_cortex_started(tmp_path: Path, repo: Path):
     transcript = tmp_path / "t.jsonl"
-    transcript.write_text(json.dumps({"type": "user", "message": {"role": "user",
-                          "content": "We decided to use Redis for the cache."}}) + "\n")  # fmt: skip
+    said = {"role": "user", "content": "We decided to use Redis for the cache."}
+    transcript.write_text(json.dumps({"type": "user", "message": said}) + "\n")
     payload = json.dumps({"session_id": "s-inside", "transcript_path": str(transcript),
                           "cwd": str(repo), "hook_event_name": "Stop"})  # fmt: skip
     env = {**os.environ, "CORTEX_INSIDE": "1", "CLAUDE_PROJECT_DIR": str(repo)}
