@@ -236,8 +236,10 @@ if mode == "hang":
     # a child that would outlive us if only we were killed
     subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
     time.sleep(600)
-if mode == "orphan":
-    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+if mode == "orphan":  # detached from our pipes: we exit, it stays in our process group
+    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"],
+                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                     stderr=subprocess.DEVNULL)
 if mode == "crash":
     sys.stderr.write("Error: something broke\\n")
     sys.exit(1)

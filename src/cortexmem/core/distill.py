@@ -112,6 +112,7 @@ class Candidate:
     priority: int
     lines: tuple[int, ...]
     links: tuple[tuple[int, str], ...] = ()
+    gist: str = ""  # the model's own sentence, without reason, alternatives or fix (dedup)
 
 
 @dataclass
@@ -197,6 +198,7 @@ def accept(data: dict[str, Any], lines: Sequence[Line]) -> Checked:
                 priority=PRIORITY[kind],
                 lines=tuple(sorted({int(c["line"]) for c in citations})),
                 links=tuple(links),
+                gist=" ".join(str(item["content"]).split()),
             )
         )
     return checked

@@ -165,13 +165,14 @@ def _memory(ctx: Context, c: Candidate, session_id: str) -> Memory:
     )
 
 
-def _duplicate(ctx: Context, memory: Memory) -> Memory | None:
-    """A memory of the same scope that already says this (content hash, then word overlap)."""
+def _duplicate(ctx: Context, memory: Memory, gist: str) -> Memory | None:
+    """A memory of the same scope that already says this: the same content, or the same
+    words as the model's sentence (its reason and alternatives aside)."""
     store = ctx.store("project" if memory.category == "project" else "global")
     if store is None:
         return None
-    words = word_set(memory.content)
-    for hit in store.search_text(memory.content, MemoryFilter(), 5, memory.category):
+    words = word_set(gist or memory.content)
+    for hit in store.search_text(gist or memory.content, MemoryFilter(), 5, memory.category):
         if hit.memory.content_hash == memory.content_hash:
             return hit.memory
         if jaccard(words, word_set(hit.memory.content)) > DUPLICATE:
@@ -185,7 +186,7 @@ def _merge(
     stored: dict[int, tuple[Scope, Memory]] = {}
     for candidate, memory in zip(kept, memories, strict=True):
         scope: Scope = "global" if memory.category == "global" else "project"
-        same = _duplicate(ctx, memory)
+        same = _duplicate(ctx, memory, candidate.gist)
         if same is not None:
             report.duplicates += 1
             stored[candidate.index] = (scope, same)
