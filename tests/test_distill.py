@@ -220,7 +220,9 @@ def test_without_a_model_distill_takes_the_offline_path(ctx: Context):
 def test_accept_is_pure_and_folds_case_spacing_and_quotes():
     lines = [Line(3, "user", "We  chose “Redis” for the cache.")]
     cited = [{"line": 3, "quote": 'we chose "redis" for'}]
-    data = {"memories": [{"kind": "decision", "content": "Redis is the cache.", "citations": cited}]}
+    data = {
+        "memories": [{"kind": "decision", "content": "Redis is the cache.", "citations": cited}]
+    }
 
     checked = accept(data, lines)
 
