@@ -15,7 +15,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.model_servers import ProviderServer, Reply, fake_claude
+from tests.model_servers import (
+    ProviderServer,
+    Reply,
+    children_of,
+    descendants_alive,
+    fake_claude,
+)
 
 from cortexmem.ai import (
     ConfigError,
@@ -418,47 +424,3 @@ def test_the_schema_check_names_what_is_wrong():
     assert parse_answer('Sure! {"answer": "x"} Hope it helps.') == {"answer": "x"}
     with pytest.raises(ValueError):
         parse_answer("no json here")
-
-
-# ----------------------------------------------------------------------------- processes
-
-
-def children_of(pid: int) -> set[int]:
-    """Every live descendant of ``pid`` (from /proc: psutil is not installed)."""
-    parents: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[1].split()
-        if fields[0] == "Z":  # a zombie is dead, only not reaped yet
-            continue
-        parents.setdefault(int(fields[1]), []).append(int(entry.name))
-    found: set[int] = set()
-    todo = [pid]
-    while todo:
-        for child in parents.get(todo.pop(), []):
-            if child not in found:
-                found.add(child)
-                todo.append(child)
-    return found
-
-
-def descendants_alive(before: set[int]) -> set[int]:
-    """Processes started since ``before`` that are still alive, anywhere (orphans re-parented
-    to init included): anything whose command line names the stand-in's sleeper."""
-    alive = set()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) in before:
-            continue
-        try:
-            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ")
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if b"time.sleep(600)" in cmd and state != "Z":
-            alive.add(int(entry.name))
-    return alive

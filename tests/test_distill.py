@@ -15,8 +15,13 @@ from pathlib import Path
 
 import pytest
 from tests.conftest import cortex
-from tests.model_servers import ProviderServer, Reply, fake_claude
-from tests.test_complete import children_of, descendants_alive
+from tests.model_servers import (
+    ProviderServer,
+    Reply,
+    children_of,
+    descendants_alive,
+    fake_claude,
+)
 
 from cortexmem.ai import NoModelConfigured, NotAllowed, ProviderRejected
 from cortexmem.core.budget import Budget, Call, usage, verdict
@@ -441,3 +446,52 @@ def test_two_hundred_sessions_leave_as_many_processes_as_they_began(
     assert len(calls) == 202
     assert sum(c.tokens for c in calls) == 200 * 2042
     assert ctx.require("project").ai_jobs() == []
+
+
+# ----------------------------------------------------------------------------- the worker
+
+
+def test_the_recall_server_is_the_projects_model_worker(
+    ctx: Context, repo: Path, server: ProviderServer, cortex_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+):  # fmt: skip
+    from cortexmem.recall.server import RecallServer
+    from cortexmem.services import distill
+
+    use_server(cortex_home, server)
+    said(ctx)
+    ctx.writable("project").enqueue_ai_job("distill", SESSION, None)
+    server.script(Reply(text=json.dumps(ANSWER)))
+    worker = RecallServer(repo, idle=60)
+    try:
+        worker.model_work()  # queued a moment ago: the session has not settled
+        assert worker.model_thread is None
+
+        monkeypatch.setattr(distill, "SETTLE", 0.0)
+        worker.last_model_look = 0.0
+        worker.model_work()
+        assert worker.model_thread is not None
+        worker.join_model_worker()
+    finally:
+        worker.ctx.close()
+
+    assert not worker.model_thread.is_alive()
+    assert ctx.require("project").ai_jobs() == []
+    assert len(distilled(ctx)) == 2
+    assert "distill: 1 sessions, 3 memories added" in ctx.paths.log.read_text()
+
+
+def test_without_a_model_the_worker_only_empties_the_queue(ctx: Context, repo: Path):
+    from cortexmem.recall.server import RecallServer
+
+    ctx.writable("project").enqueue_ai_job("distill", SESSION, None)
+    worker = RecallServer(repo, idle=60)
+    try:
+        worker.model_work()
+        assert worker.model_thread is not None
+        worker.join_model_worker()
+    finally:
+        worker.ctx.close()
+
+    assert ctx.require("project").ai_jobs() == []
+    assert ctx.store("global") is None

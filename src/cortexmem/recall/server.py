@@ -175,12 +175,13 @@ class RecallServer:
         if self.model_thread is not None and self.model_thread.is_alive():
             return
         try:
-            from cortexmem.services.distill import due
+            from cortexmem.services import distill
             from cortexmem.services.models import routing_of
 
-            if not due(self.ctx, settle=0.0):
+            if not distill.due(self.ctx, settle=0.0):
                 return
-            if routing_of(self.ctx).route("distill").configured and not due(self.ctx):
+            configured = routing_of(self.ctx).route(distill.KIND).configured
+            if configured and not distill.due(self.ctx, settle=distill.SETTLE):
                 return  # queued, not settled yet
         except Exception as exc:
             self.log_once(f"recall server: model queue unreadable: {exc}")
@@ -192,12 +193,14 @@ class RecallServer:
 
     def _drain(self) -> None:
         """The worker thread: its own store connections, a hard time limit."""
+        from cortexmem.services import distill
         from cortexmem.services.context import Context
-        from cortexmem.services.distill import drain
 
         try:
             with Context.for_cwd(self.root) as ctx:
-                report = drain(ctx, deadline=time.monotonic() + MODEL_WORK)
+                report = distill.drain(
+                    ctx, deadline=time.monotonic() + MODEL_WORK, settle=distill.SETTLE
+                )
             from cortexmem.project.log import log_line
 
             for failure in report.failed:

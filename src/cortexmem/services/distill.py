@@ -102,6 +102,7 @@ def distill_session(
     env: Mapping[str, str] | None = None,
     sleep: Callable[[float], None] | None = None,
     transport: Any = None,
+    now: Callable[[], datetime] = now_utc,
 ) -> DistillReport:
     """One pass over a session's lines not distilled yet. Raises ``NoModelConfigured`` (the
     offline path), ``NotAllowed`` (budget, circuit, recursion) and ``AIError`` (the call
@@ -120,7 +121,7 @@ def distill_session(
     if not lines:
         return report
     report.last_line = lines[-1].number
-    options: dict[str, Any] = {"env": env, "transport": transport}
+    options: dict[str, Any] = {"env": env, "transport": transport, "now": now}
     if sleep is not None:
         options["sleep"] = sleep
     done = ask(
@@ -248,7 +249,8 @@ def drain(
     now: Callable[[], datetime] = now_utc,
 ) -> DrainReport:
     """Distill the queued sessions that have settled, one worker per project at a time, until
-    ``deadline`` (``time.monotonic()``), the budget or the circuit breaker says stop."""
+    ``deadline`` (``time.monotonic()``), the budget or the circuit breaker says stop.
+    ``now`` is the clock of the settle time, the budget and the breaker (a soak replays days)."""
     report = DrainReport()
     store = ctx.store("project")
     if store is None:
@@ -271,7 +273,7 @@ def drain(
                     report.sessions.append(
                         distill_session(
                             ctx, job.session_id, routing=routing, env=env, sleep=sleep,
-                            transport=transport,
+                            transport=transport, now=now,
                         )
                     )  # fmt: skip
                     store.finish_ai_job(job.id)
