@@ -495,3 +495,15 @@ def test_without_a_model_the_worker_only_empties_the_queue(ctx: Context, repo: P
 
     assert ctx.require("project").ai_jobs() == []
     assert ctx.store("global") is None
+
+
+def test_a_job_left_waiting_for_days_is_dropped(
+    ctx: Context, server: ProviderServer, cortex_home: Path
+):
+    use_server(cortex_home, server)
+    ctx.writable("project").enqueue_ai_job("distill", SESSION, None)
+
+    report = drain(ctx, deadline=float("inf"), now=lambda: datetime.now(UTC) + timedelta(days=4))
+
+    assert report.dropped_jobs == 1 and server.requests == []
+    assert ctx.require("project").ai_jobs() == []

@@ -49,6 +49,7 @@ KIND = JOB_KIND
 SETTLE = 300.0  # seconds a session must be quiet before the background worker distills it
 MAX_CHARS = 60_000  # of transcript text per call
 MAX_ATTEMPTS = 3  # a job that failed this often is dropped (the breaker guards the rest)
+MAX_AGE = timedelta(days=3)  # a job waiting longer (a long outage) is left to the extraction
 DUPLICATE = 0.6
 CONFIDENCE = 0.8
 
@@ -258,9 +259,11 @@ def drain(
     routing = routing or routing_of(ctx)
     try:
         with worker_lock(ctx.paths.data_dir):
-            limit = format_time(now() - timedelta(seconds=settle))
+            moment = now()
+            limit = format_time(moment - timedelta(seconds=settle))
+            too_old = format_time(moment - MAX_AGE)
             for job in store.ai_jobs(KIND):
-                if not routing.route(KIND).configured:
+                if not routing.route(KIND).configured or job.queued_at < too_old:
                     store.finish_ai_job(job.id)  # offline: the extraction already ran
                     report.dropped_jobs += 1
                     continue
