@@ -53,23 +53,25 @@ GOOD = {
     ]
 }
 
-# name: (provider, scripted reply or claude mode, ai.yaml extras)
+# name: (provider, scripted reply or claude mode, simulated minutes between sessions or None)
 ANSWER = json.dumps(GOOD)
-SCENARIOS: dict[str, tuple[str, Reply | str, str]] = {
-    "good (ollama)": ("ollama", Reply(text=ANSWER, input_tokens=800, output_tokens=90), ""),
-    "fails 500 (anthropic)": ("anthropic", Reply(status=500, error="internal error"), ""),
+SCENARIOS: dict[str, tuple[str, Reply | str, float | None]] = {
+    "good (ollama)": ("ollama", Reply(text=ANSWER, input_tokens=800, output_tokens=90), None),
+    "good, a session a minute": ("ollama", Reply(text=ANSWER, input_tokens=800), 1.0),
+    "fails 500 (anthropic)": ("anthropic", Reply(status=500, error="internal error"), None),
     "429 + retry-after (openai)": (
-        "openai", Reply(status=429, error="rate limited", headers={"retry-after": "20"}), "",
+        "openai", Reply(status=429, error="rate limited", headers={"retry-after": "20"}), None,
     ),
-    "slow past timeout (ollama)": ("ollama", Reply(text=json.dumps(GOOD), delay=0.6), ""),
-    "garbage (anthropic)": ("anthropic", Reply(text="Sure! Here are some memories: ..."), ""),
-    "claude -p hangs": ("claude-code", "hang", ""),
-    "claude -p good": ("claude-code", "ok", ""),
+    "slow past timeout (ollama)": ("ollama", Reply(text=json.dumps(GOOD), delay=0.6), None),
+    "garbage (anthropic)": ("anthropic", Reply(text="Sure! Here are some memories: ..."), None),
+    "claude -p hangs": ("claude-code", "hang", None),
+    "claude -p good": ("claude-code", "ok", None),
 }  # fmt: skip
 
 
 def run(name: str, sessions: int, minutes: float) -> dict[str, object]:
-    provider, script, extra = SCENARIOS[name]
+    provider, script, own_minutes = SCENARIOS[name]
+    minutes = own_minutes or minutes
     work = Path(tempfile.mkdtemp(prefix="cortex-soak-"))
     os.environ["CORTEX_HOME"] = str(work / "home")
     project = work / "project"
@@ -94,7 +96,7 @@ def run(name: str, sessions: int, minutes: float) -> dict[str, object]:
             route += "    api_key_env: SOAK_KEY\n"
     os.environ.setdefault("ANTHROPIC_API_KEY", "sk-ant-soak-not-a-real-key-0000000000")
     os.environ.setdefault("SOAK_KEY", "sk-soak-not-a-real-key")
-    (home / "ai.yaml").write_text(f"models:\n  distill:\n{route}{extra}")
+    (home / "ai.yaml").write_text(f"models:\n  distill:\n{route}")
 
     from cortexmem.model import Episode
     from cortexmem.services.context import Context
@@ -142,6 +144,7 @@ def run(name: str, sessions: int, minutes: float) -> dict[str, object]:
     return {
         "scenario": name,
         "sessions": sessions,
+        "minutes": minutes,
         "calls": len(calls),
         "requests": requests,
         "tokens": sum(c.tokens for c in calls),
@@ -167,7 +170,7 @@ def main() -> None:
     rows = [run(name, args.sessions, args.minutes) for name in SCENARIOS
             if args.only is None or args.only in name]  # fmt: skip
     columns = list(rows[0])
-    print(f"{args.sessions} sessions per scenario, {args.minutes:g} simulated minutes apart\n")
+    print(f"{args.sessions} sessions per scenario, default budget (30 calls an hour, 200 a day)\n")
     print("| " + " | ".join(columns) + " |")
     print("|" + "---|" * len(columns))
     for row in rows:

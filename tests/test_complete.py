@@ -100,7 +100,7 @@ def test_default_route_applies_to_every_use_not_named(tmp_path: Path):
         "    model: qwen2.5\n",
     )
 
-    assert found.route("distill").name == "claude-code/"
+    assert found.route("distill").name == "claude-code"
     assert found.route("classify").provider == "claude-code"
     assert found.route("judge").name == "ollama/qwen2.5"
     assert found.route("judge").timeout == 30.0  # each use has its own time limit

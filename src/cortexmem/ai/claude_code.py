@@ -140,7 +140,7 @@ def _answer(route: Route, out: bytes, err: bytes, code: int) -> Answer:
     )
     return Answer(
         str(data.get("result") or ""),
-        route.name if route.model else PROVIDER,
+        route.name,
         tokens_in,
         int(usage.get("output_tokens") or 0),
     )

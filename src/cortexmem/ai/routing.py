@@ -124,8 +124,9 @@ class Route:
 
     @property
     def name(self) -> str:
-        """The model's name as stored with its vectors: ``provider/model``."""
-        return f"{self.provider}/{self.model}"
+        """The model's name as stored with its vectors: ``provider/model`` (``claude-code``
+        alone when the CLI's own default model is used)."""
+        return f"{self.provider}/{self.model}" if self.model else self.provider
 
 
 def no_model(use: str) -> Route:

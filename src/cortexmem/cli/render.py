@@ -156,23 +156,23 @@ def ai_report(ai: dict[str, Any]) -> None:
     """The model side: routes, the budget and what was spent, the breaker, the queue."""
     console.print()
     routed = {use: name for use, name in ai["models"].items() if name}
-    if not routed:
-        console.print("[bold]models[/]  none configured (everything runs offline)")
+    if routed:
+        names = ", ".join(f"{u} → {n}" for u, n in routed.items())
+        console.print(f"[bold]models[/]  {escape(names)}")
     else:
-        console.print(
-            "[bold]models[/]  " + escape(", ".join(f"{u} → {n}" for u, n in routed.items()))
-        )
+        console.print("[bold]models[/]  none configured (everything runs offline)")
     b, s = ai["budget"], ai["spent"]
-    console.print(
-        f"  budget: calls {s['calls_hour']}/{b['calls_per_hour']} this hour, "
-        f"{s['calls_day']}/{b['calls_per_day']} in 24 h; tokens {s['tokens_hour']}/"
-        f"{b['tokens_per_hour']} this hour, {s['tokens_day']}/{b['tokens_per_day']} in 24 h"
-    )
+    if routed or s["calls_day"]:
+        console.print(
+            f"  budget: calls {s['calls_hour']}/{b['calls_per_hour']} this hour, "
+            f"{s['calls_day']}/{b['calls_per_day']} in 24 h; tokens {s['tokens_hour']}/"
+            f"{b['tokens_per_hour']} this hour, {s['tokens_day']}/{b['tokens_per_day']} in 24 h"
+        )
     if ai["paused"]:
         console.print(f"  [bold yellow]paused[/]: {escape(ai['paused'])}")
     elif s["failures_in_a_row"]:
         console.print(f"  failed calls in a row: {s['failures_in_a_row']}")
-    if ai["queued"]:
+    if ai["queued"] and routed:
         console.print(f"  sessions queued for the model: {ai['queued']}")
     for problem in ai["problems"]:
         console.print(f"  [yellow]ai.yaml[/]: {escape(problem)}")
