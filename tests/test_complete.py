@@ -121,6 +121,21 @@ def test_a_project_file_cannot_redirect_where_work_is_sent(tmp_path: Path):
     assert any("cannot set" in p for p in found.problems)
 
 
+def test_a_project_file_may_change_a_model_but_never_turn_one_on(tmp_path: Path):
+    user = tmp_path / "user.yaml"
+    project = tmp_path / "project.yaml"
+    project.write_text("models:\n  distill:\n    provider: claude-code\n    model: haiku\n")
+
+    user.write_text("budget:\n  calls_per_hour: 10\n")
+    refused = load_routing([user, project], untrusted=[project])
+    user.write_text("models:\n  distill:\n    provider: claude-code\n")
+    allowed = load_routing([user, project], untrusted=[project])
+
+    assert not refused.route("distill").configured
+    assert any("cannot turn on a model" in p for p in refused.problems)
+    assert allowed.route("distill").name == "claude-code/haiku"
+
+
 def test_a_project_file_may_lower_the_budget_never_raise_it(tmp_path: Path):
     user = tmp_path / "user.yaml"
     user.write_text("budget:\n  calls_per_hour: 10\n  tokens_per_day: 5000\n")

@@ -348,6 +348,17 @@ def _read(path: Path, trusted: bool = True) -> tuple[dict[str, Route], Budget | 
     return routes, budget
 
 
+def _no_new_models(path: Path, routes: dict[str, Route], found: dict[str, Route]) -> None:
+    """A project's file may pick another model for a use the user's own file routes to one,
+    never turn a model on: a cloned repository must not start spending the user's quota."""
+    for use in COMPLETE_USES:
+        if use in found and found[use].configured and not routes[use].configured:
+            raise ConfigError(
+                f"{path}: a project's file cannot turn on a model for {use} (it would spend "
+                "your quota); route it in $CORTEX_HOME/ai.yaml first"
+            )
+
+
 def load_routing(paths: list[Path], untrusted: Sequence[Path] = ()) -> Routing:
     """Routing from ``paths`` in order (later files override earlier ones, use by use). A file
     that cannot be used is skipped with a logged warning and listed in ``problems``; files in
@@ -362,6 +373,8 @@ def load_routing(paths: list[Path], untrusted: Sequence[Path] = ()) -> Routing:
             if not path.is_file():
                 continue
             found, limits = _read(path, trusted=path not in untrusted)
+            if path in untrusted:
+                _no_new_models(path, routes, found)
             routes.update(found)
             if limits is not None:
                 # The user's own file sets the budget; a project's may only lower it.
