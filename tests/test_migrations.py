@@ -78,6 +78,15 @@ SEED_ROWS = {
         "We cache with Redis', 's-1', '/t/s-1.jsonl', 5, 0, 'main', "
         "'2025-01-01T00:00:00.000000Z', 'eh2')",
     ],
+    13: [
+        "INSERT INTO ai_calls (at, use, provider, model, ok, input_tokens, output_tokens) "
+        "VALUES ('2025-01-28T00:00:00.000000Z', 'distill', 'anthropic', 'claude-haiku', 1, 900, "
+        "120)",
+        "INSERT INTO ai_jobs (kind, session_id, queued_at) VALUES ('distill', 's-1', "
+        "'2025-01-28T00:00:00.000000Z')",
+        "INSERT INTO distill_state (session_id, last_line, distilled_at) VALUES ('s-1', 3, "
+        "'2025-01-28T00:00:00.000000Z')",
+    ],
 }
 
 

@@ -46,6 +46,7 @@ SOURCE_TYPES: Final = (
     "code_index",
     "import",
     "consolidation",
+    "distill",  # proposed by a model from a session's transcript (services.distill)
 )
 
 # Kinds of memory that describe the state of one line of work rather than lasting knowledge;

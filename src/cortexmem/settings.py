@@ -10,6 +10,9 @@ because it asks once. Only ``os`` is imported: the tool hooks import this module
 - ``CORTEX_RECALL_ALPHA`` (``core.fusion.DEFAULT_ALPHA``): the vector leg's weight in recall.
 - ``CORTEX_SERVER_IDLE`` (900 s): the recall server exits after this long without a request.
 - ``XDG_RUNTIME_DIR`` (else ``/tmp/cortex-<uid>``): where the recall server's socket lives.
+- ``CORTEX_INSIDE`` (unset): set to 1 in the environment of a session Cortex itself starts
+  (``claude -p`` for a model call); Cortex's hooks then exit at once (the recursion guard) and
+  ``complete()`` refuses to call a model.
 
 The host's own variables (Claude Code's ``CLAUDE_PROJECT_DIR``) belong to its adapter under
 ``hosts/``, not here.
@@ -22,6 +25,13 @@ import os
 HOME_DIR_NAME = ".cortex"
 DEFAULT_DB_TIMEOUT = 30.0
 DEFAULT_SERVER_IDLE = 900.0
+INSIDE_VARIABLE = "CORTEX_INSIDE"
+
+
+def inside_cortex() -> bool:
+    """Whether this process runs inside a session Cortex itself started (the recursion
+    guard): nothing is captured there and no model is called from there."""
+    return os.environ.get(INSIDE_VARIABLE, "") not in ("", "0")
 
 
 def cortex_home() -> str:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from cortexmem.core.budget import Call
 from cortexmem.core.filters import MemoryFilter
 from cortexmem.errors import CortexError, NotFound, StoreCorrupt
 from cortexmem.model import (
@@ -25,7 +26,9 @@ from cortexmem.model import (
     Provenance,
 )
 from cortexmem.store.protocols import (
+    AIStore,
     BackupStore,
+    DistillState,
     EpisodeStore,
     EventStore,
     GraphStore,
@@ -67,9 +70,67 @@ def test_the_backend_implements_every_protocol(store: Store):
         EpisodeStore,
         LifecycleStore,
         BackupStore,
+        AIStore,
         Store,
     ):
         assert isinstance(store, protocol), protocol.__name__
+
+
+# ----------------------------------------------------------------- the AI façade's bookkeeping
+
+
+def test_the_ledger_returns_calls_since_a_time_oldest_first(store: Store):
+    old = Call("2026-01-01T09:00:00.000000Z", "distill", "anthropic", "haiku", True, 100, 20)
+    failed = Call(
+        "2026-01-01T11:00:00.000000Z", "distill", "anthropic", "haiku", False,
+        session_id="s1", error="anthropic answered 529: overloaded " + "x" * 1000,
+    )  # fmt: skip
+    done = Call("2026-01-01T10:00:00.000000Z", "judge", "ollama", "qwen", True, 50, 5)
+    for call in (old, failed, done):
+        store.record_ai_call(call)
+
+    since = store.ai_calls_since("2026-01-01T09:30:00.000000Z")
+
+    assert [c.at for c in since] == [done.at, failed.at]
+    assert since[0] == done
+    assert since[1].session_id == "s1" and not since[1].ok
+    assert since[1].error is not None and len(since[1].error) <= 300
+
+
+def test_a_job_is_queued_once_per_kind_and_session_and_counts_its_failures(store: Store):
+    assert store.enqueue_ai_job("distill", "s1", "/t/s1.jsonl") is True
+    assert store.enqueue_ai_job("distill", "s1", "/t/s1.jsonl") is False
+    assert store.enqueue_ai_job("distill", "s2", None) is True
+    assert store.enqueue_ai_job("judge", "s1", None) is True
+
+    jobs = store.ai_jobs("distill")
+    assert [(j.session_id, j.transcript_path) for j in jobs] == [
+        ("s1", "/t/s1.jsonl"),
+        ("s2", None),
+    ]
+    assert store.fail_ai_job(jobs[0].id, "timeout") == 1
+    assert store.fail_ai_job(jobs[0].id, "timeout again") == 2
+    assert store.ai_jobs("distill")[0].last_error == "timeout again"
+
+    store.finish_ai_job(jobs[0].id)
+
+    assert [j.session_id for j in store.ai_jobs("distill")] == ["s2"]
+    assert len(store.ai_jobs()) == 2
+
+
+def test_distill_state_moves_forward_and_adds_up_tokens(store: Store):
+    assert store.distill_state("s1") is None
+    first = DistillState("s1", 40, "2026-01-01T10:00:00.000000Z", 3, "anthropic/haiku", 900, 80)
+    store.set_distill_state(first)
+    store.set_distill_state(
+        DistillState("s1", 95, "2026-01-01T11:00:00.000000Z", 1, "anthropic/haiku", 500, 40)
+    )
+
+    state = store.distill_state("s1")
+
+    assert state == DistillState(
+        "s1", 95, "2026-01-01T11:00:00.000000Z", 4, "anthropic/haiku", 1400, 120
+    )
 
 
 # ----------------------------------------------------------------- memories & search

@@ -22,7 +22,7 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -34,6 +34,7 @@ from cortexmem.ai.errors import (
 )
 from cortexmem.ai.routing import Route
 
+_T = TypeVar("_T")
 RETRIES = 2
 BACKOFF = 0.5
 MAX_WAIT = 20.0
@@ -41,7 +42,7 @@ MAX_INPUTS = 128  # texts per request (Voyage takes up to 1,000, OpenAI 2,048)
 MESSAGE_CHARS = 300
 
 
-def _key(route: Route, env: Mapping[str, str]) -> str | None:
+def api_key(route: Route, env: Mapping[str, str]) -> str | None:
     if not route.api_key_env:
         return None
     value = env.get(route.api_key_env, "").strip()
@@ -117,8 +118,8 @@ def retry_after(headers: Mapping[str, str], now: float | None = None) -> float |
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
-def _wait(response: Any, attempt: int) -> float:
-    asked = retry_after(response.headers) if response is not None else None
+def _wait(headers: Mapping[str, str], attempt: int) -> float:
+    asked = retry_after(headers) if headers else None
     return min(MAX_WAIT, BACKOFF * 2**attempt if asked is None else asked)
 
 
@@ -163,7 +164,7 @@ def embed_remote(
 
     if not texts:
         return np.zeros((0, route.dimensions or 0), dtype=np.float32)
-    key = _key(route, os.environ if env is None else env)
+    key = api_key(route, os.environ if env is None else env)
     headers = {"Content-Type": "application/json"}
     if key:
         headers["Authorization"] = f"Bearer {key}"
@@ -191,36 +192,86 @@ def _post(
     count: int,
     sleep: Callable[[float], None],
 ) -> np.ndarray:
+    provider = route.provider
+
+    def attempt() -> np.ndarray:
+        response = client.post(url, json=body, headers=headers)
+        if response.status_code != 200:
+            raise Refused.of(response)
+        return _vectors(json_body(response, provider), count, provider)
+
+    return retried(attempt, provider=provider, url=url, key=key, sleep=sleep)
+
+
+# ----------------------------------------------------------------- one retry policy for all
+
+
+class Refused(Exception):
+    """An HTTP answer other than 200, raised inside an attempt for ``retried`` to judge."""
+
+    def __init__(self, status: int, message: str, headers: Mapping[str, str]) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.headers = headers
+
+    @classmethod
+    def of(cls, response: Any) -> Refused:
+        if not response.is_closed:  # a streamed answer: read the error body first
+            response.read()
+        return cls(response.status_code, _message(response), response.headers)
+
+
+def json_body(response: Any, provider: str) -> Any:
+    """A 200's body as JSON, or the error that says it is not."""
+    try:
+        return response.json()
+    except ValueError:
+        raise ProviderResponseError(
+            f"{provider} sent a body that is not JSON", 200, provider=provider
+        ) from None
+
+
+def retried(
+    attempt: Callable[[], _T],
+    *,
+    provider: str,
+    url: str,
+    key: str | None,
+    sleep: Callable[[float], None] = time.sleep,
+    deadline: float | None = None,
+) -> _T:
+    """``attempt()`` under the one retry policy: up to ``RETRIES`` more tries on 429, 5xx, a
+    timeout or no connection, with back-off (or what the server asks), never past ``deadline``
+    (``time.monotonic()``); any other 4xx (``Refused``) is permanent. An attempt signals a
+    non-200 by raising ``Refused``; anything else it raises goes straight through."""
     import httpx
 
-    provider = route.provider
     last = ""
-    response = None
-    for attempt in range(RETRIES + 1):
-        response = None
+    status: int | None = None
+    attempts = 0
+    for n in range(RETRIES + 1):
+        attempts = n + 1
+        asked: Mapping[str, str] = {}
         try:
-            response = client.post(url, json=body, headers=headers)
+            return attempt()
         except httpx.TransportError as exc:  # refused, reset, DNS, every timeout
+            status = None
             last = f"no answer from {url} ({type(exc).__name__})"
-        else:
-            status = response.status_code
-            if status == 200:
-                try:
-                    data = response.json()
-                except ValueError:
-                    raise ProviderResponseError(
-                        f"{provider} sent a body that is not JSON", 200, provider=provider
-                    ) from None
-                return _vectors(data, count, provider)
-            last = f"{provider} answered {status}: {_safe(_message(response), key)}"
+        except Refused as exc:
+            status, asked = exc.status, exc.headers
+            last = f"{provider} answered {status}: {_safe(exc.message, key)}"
             if status != 429 and status < 500:
-                raise ProviderRejected(last, status, provider=provider, attempts=attempt + 1)
-        if attempt < RETRIES:
-            sleep(_wait(response, attempt))
+                raise ProviderRejected(last, status, provider=provider, attempts=attempts) from None
+        if n < RETRIES:
+            wait = _wait(asked, n)
+            if deadline is not None and time.monotonic() + wait >= deadline:
+                break
+            sleep(wait)
     raise ProviderUnavailable(
-        f"{last} (gave up after {RETRIES + 1} attempts)",
-        response.status_code if response is not None else None,
+        f"{last} (gave up after {attempts} attempts)",
+        status,
         retryable=True,
         provider=provider,
-        attempts=RETRIES + 1,
+        attempts=attempts,
     )

@@ -778,9 +778,9 @@ def demo(keep: bool) -> None:
 
 
 def _register_more() -> None:
-    from cortexmem.cli import ai, brief, consolidate, graph, lifecycle, mcp
+    from cortexmem.cli import ai, brief, consolidate, distill, graph, lifecycle, mcp
 
-    for module in (graph, ai, brief, lifecycle, consolidate, mcp):
+    for module in (graph, ai, brief, lifecycle, consolidate, mcp, distill):
         module.register(cli)
 
 

@@ -157,6 +157,34 @@ def status_report(report: dict[str, Any]) -> None:
         others = {k: v for k, v in store["by_status"].items() if k != "active"}
         if others:
             console.print("  by status: " + ", ".join(f"{k} {v}" for k, v in others.items()))
+    if "ai" in report:
+        ai_report(report["ai"])
+
+
+def ai_report(ai: dict[str, Any]) -> None:
+    """The model side: routes, the budget and what was spent, the breaker, the queue."""
+    console.print()
+    routed = {use: name for use, name in ai["models"].items() if name}
+    if routed:
+        names = ", ".join(f"{u} → {n}" for u, n in routed.items())
+        console.print(f"[bold]models[/]  {escape(names)}")
+    else:
+        console.print("[bold]models[/]  none configured (everything runs offline)")
+    b, s = ai["budget"], ai["spent"]
+    if routed or s["calls_day"]:
+        console.print(
+            f"  budget: calls {s['calls_hour']}/{b['calls_per_hour']} this hour, "
+            f"{s['calls_day']}/{b['calls_per_day']} in 24 h; tokens {s['tokens_hour']}/"
+            f"{b['tokens_per_hour']} this hour, {s['tokens_day']}/{b['tokens_per_day']} in 24 h"
+        )
+    if ai["paused"]:
+        console.print(f"  [bold yellow]paused[/]: {escape(ai['paused'])}")
+    elif s["failures_in_a_row"]:
+        console.print(f"  failed calls in a row: {s['failures_in_a_row']}")
+    if ai["queued"] and routed:
+        console.print(f"  sessions queued for the model: {ai['queued']}")
+    for problem in ai["problems"]:
+        console.print(f"  [yellow]ai.yaml[/]: {escape(problem)}")
 
 
 def human_bytes(size: int) -> str:

@@ -7,6 +7,12 @@ batch at a time, so captures never wait for the model. It holds an exclusive loc
 lifetime (a second server of the same project exits at once) and exits by itself after
 ``--idle`` seconds without a request, or when its project's store is gone.
 
+It is also the project's one model worker: every ``MODEL_EVERY`` seconds, when a model is
+configured and sessions queued for distillation have settled, one background thread drains
+the queue (``services.distill.drain``: the worker lock, the budget, the circuit breaker and
+every call's time limit apply) within ``MODEL_WORK`` seconds; the server waits for that
+thread before it exits, so nothing outlives it.
+
 Requests (``{"op": ...}``): ``ping``; ``anticipate`` (``prompt``, optional ``branch``): the
 context to inject for a prompt, possibly empty; ``recall`` (``query``, ``limit``, ``branch``,
 ``alpha``); ``sync``: embed the backlog now; ``upkeep`` (``cwd``, ``label``, ``memories_added``):
@@ -24,6 +30,7 @@ import functools
 import json
 import os
 import socket
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,6 +45,8 @@ SYNC_EVERY = 2.0
 ACCEPT_TIMEOUT = 0.5
 # Upkeep waits for a pause between requests, but never longer than this.
 UPKEEP_WAIT = 2.0
+MODEL_EVERY = 10.0
+MODEL_WORK = 300.0
 
 
 class RecallServer:
@@ -56,6 +65,9 @@ class RecallServer:
         # Upkeep asked for and not done yet: working folder -> (label, memories per capture).
         self.upkeep_due: dict[str, tuple[str, list[int]]] = {}
         self.upkeep_since = 0.0
+        self.root = root
+        self.last_model_look = 0.0
+        self.model_thread: threading.Thread | None = None
 
     # ------------------------------------------------------------- requests
 
@@ -182,6 +194,7 @@ class RecallServer:
             try:
                 conn, _ = sock.accept()
             except TimeoutError:
+                self.model_work()
                 if self.upkeep_due:
                     self.upkeep()
                 elif time.monotonic() - self.last_sync > SYNC_EVERY and (
@@ -199,6 +212,59 @@ class RecallServer:
                 self.upkeep()
         if self.upkeep_due:  # asked for before the server stopped: done, not dropped
             self.upkeep()
+
+    def model_work(self) -> None:
+        """Start the background model worker when there is settled work and none runs."""
+        if time.monotonic() - self.last_model_look < MODEL_EVERY:
+            return
+        self.last_model_look = time.monotonic()
+        if self.model_thread is not None and self.model_thread.is_alive():
+            return
+        try:
+            from cortexmem.services import distill
+            from cortexmem.services.models import routing_of
+
+            if not distill.due(self.ctx, settle=0.0):
+                return
+            configured = routing_of(self.ctx).route(distill.KIND).configured
+            if configured and not distill.due(self.ctx, settle=distill.SETTLE):
+                return  # queued, not settled yet
+        except Exception as exc:
+            self.log_once(f"recall server: model queue unreadable: {exc}")
+            return
+        self.model_thread = threading.Thread(
+            target=self._drain, name="cortex-model-worker", daemon=False
+        )
+        self.model_thread.start()
+
+    def _drain(self) -> None:
+        """The worker thread: its own store connections, a hard time limit."""
+        from cortexmem.services import distill
+        from cortexmem.services.context import Context
+
+        try:
+            with Context.for_cwd(self.root) as ctx:
+                report = distill.drain(
+                    ctx, deadline=time.monotonic() + MODEL_WORK, settle=distill.SETTLE
+                )
+            from cortexmem.project.log import log_line
+
+            for failure in report.failed:
+                log_line(self.ctx.paths.log, f"distill failed: {failure}")
+            if report.sessions or report.stopped:
+                added = sum(r.added for r in report.sessions)
+                log_line(
+                    self.ctx.paths.log,
+                    f"distill: {len(report.sessions)} sessions, {added} memories added"
+                    + (f"; stopped: {report.stopped}" if report.stopped else ""),
+                )
+        except Exception as exc:  # the worker must never take the server down
+            self.log_once(f"recall server: model worker failed: {type(exc).__name__}: {exc}")
+
+    def join_model_worker(self) -> None:
+        thread = self.model_thread
+        if thread is not None and thread.is_alive():
+            thread.join(MODEL_WORK + 60.0)
 
     def _answer(self, conn: socket.socket) -> None:
         conn.settimeout(5.0)
@@ -253,6 +319,7 @@ def run(root: Path, idle: float = IDLE_SECONDS) -> int:
         sock.listen(16)
         server.serve(sock)
     finally:
+        server.join_model_worker()
         sock.close()
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)

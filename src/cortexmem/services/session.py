@@ -74,8 +74,12 @@ def after_capture(
     full: bool = False,
     write_briefing: Callable[[str], bool] | None = None,
     hand_off: Callable[[int], bool] | None = None,
+    queue_model_work: bool = False,
 ) -> AfterCapture:
     """Capture what is new for the session, then what the policy says (see the module).
+
+    ``queue_model_work``: the session is queued for the model's distillation, done later by
+    the project's background worker (never here: a hook never waits for a model).
 
     ``label`` starts each log line (the host's event name); ``full`` means a turn of the main
     session ended, so the working tree is recorded and the upkeep steps may run. ``hand_off``
@@ -110,6 +114,8 @@ def after_capture(
         + (f"; transcript not found: {transcript}" if missing else "")
         + (f"; queue: {queued.totals()['lines']} lines" if queued and queued.transcripts else "")
     )
+    if queue_model_work:
+        queue_distill(ctx, label, log, session_id, transcript)
     if full and hand_off is not None and _handed_off(hand_off, done.memories_added, label, log):
         done.steps.append("handed off")
         return done
@@ -148,6 +154,23 @@ def upkeep(
     deadline = time.monotonic() + budget
     for added in captures or (0,):
         consolidate(ctx, label, log, added, deadline)
+
+
+def queue_distill(
+    ctx: Context, label: str, log: Log, session_id: str | None, transcript: Path | None
+) -> bool:
+    """Queue the session for distillation by a model: one row; the recall server's worker
+    distills it once the session is quiet, or drops it when no model is configured."""
+    if not session_id:
+        return False
+    try:
+        from cortexmem.core.distill import JOB_KIND
+
+        path = str(transcript) if transcript is not None else None
+        return ctx.writable("project").enqueue_ai_job(JOB_KIND, session_id, path)
+    except Exception as exc:  # queueing must never fail a capture
+        log(f"{label}: not queued for distillation: {type(exc).__name__}: {exc}")
+        return False
 
 
 def refresh_projections(

@@ -48,4 +48,7 @@ def status(ctx: Context) -> dict[str, Any]:
         report["stores"][scope] = entry
     queue = paths.data_dir / "queue"
     report["queued_transcripts"] = len(list(queue.glob("*.json"))) if queue.is_dir() else 0
+    from cortexmem.services import models
+
+    report["ai"] = models.status(ctx)
     return report

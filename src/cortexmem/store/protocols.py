@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from cortexmem.model import Edge, Episode, Event, ExtractionCursor, Memory, Observation
 
 if TYPE_CHECKING:  # core is only needed for the annotations
+    from cortexmem.core.budget import Call
     from cortexmem.core.filters import MemoryFilter
     from cortexmem.core.ranking import Candidate
 
@@ -485,6 +486,66 @@ class BackupStore(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class AIJob:
+    """Model work queued for the background worker (one per kind and session)."""
+
+    id: int
+    kind: str
+    session_id: str
+    transcript_path: str | None
+    queued_at: str
+    attempts: int = 0
+    last_error: str | None = None
+
+
+@dataclass(frozen=True)
+class DistillState:
+    """How far a session was distilled by a model: its last transcript line sent, and what
+    that cost."""
+
+    session_id: str
+    last_line: int
+    distilled_at: str
+    memories: int = 0
+    model: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+@runtime_checkable
+class AIStore(Protocol):
+    """The AI façade's bookkeeping: the ledger of model calls (budget, circuit breaker), the
+    queue of background work, and how far each session was distilled."""
+
+    def record_ai_call(self, call: Call) -> None: ...
+
+    def ai_calls_since(self, since: str) -> list[Call]:
+        """The calls made at or after ``since`` (ISO time), oldest first."""
+        ...
+
+    def enqueue_ai_job(self, kind: str, session_id: str, transcript_path: str | None) -> bool:
+        """Queue work; False when the same (kind, session) was already queued (its
+        ``queued_at`` then moves to now: work on a live session waits for it to settle)."""
+        ...
+
+    def ai_jobs(self, kind: str | None = None, limit: int = 100) -> list[AIJob]:
+        """Queued jobs, oldest first."""
+        ...
+
+    def finish_ai_job(self, job_id: int) -> None: ...
+
+    def fail_ai_job(self, job_id: int, error: str) -> int:
+        """Count a failed attempt; the job's attempts so far."""
+        ...
+
+    def distill_state(self, session_id: str) -> DistillState | None: ...
+
+    def set_distill_state(self, state: DistillState) -> None:
+        """Record how far a session was distilled (tokens add up over passes)."""
+        ...
+
+
 @runtime_checkable
 class Store(
     StoreInfo,
@@ -496,6 +557,7 @@ class Store(
     EpisodeStore,
     LifecycleStore,
     BackupStore,
+    AIStore,
     Protocol,
 ):
     """Everything a store of one scope (project or global) does."""

@@ -148,6 +148,7 @@ def _capture(hook: HookInput, *, deadline: float) -> None:
             full=hook.event == "Stop",
             write_briefing=briefing_writer(paths),
             hand_off=lambda added: _hand_off(hook, paths, added),
+            queue_model_work=hook.event in ("Stop", "SessionEnd"),
         )
 
 

@@ -5,7 +5,8 @@ event, a missing transcript, a locked store, a bug) this exits 0, writes to stdo
 one valid JSON answer or nothing, and logs one line to the project's ``.cortex/cortex.log``.
 
 Cost: the tool hooks run on every tool call, so this module imports only ``sys``, ``os``,
-``json`` and ``time`` and hands those events to ``spool``. Everything else
+``json``, ``time`` and ``cortexmem.settings`` (``os`` only) and hands those events to ``spool``.
+Inside a session Cortex itself started (``CORTEX_INSIDE``) it does nothing at all. Everything else
 (extraction, the store) is imported only by the events that need it.
 """
 
@@ -16,6 +17,8 @@ import json
 import os
 import sys
 import time
+
+from cortexmem.settings import inside_cortex
 
 TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure"})
 EVENTS = TOOL_EVENTS | frozenset(
@@ -67,6 +70,10 @@ def render_output(event: str, output: dict[str, object] | None) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # The recursion guard, first and cheapest: a session Cortex itself started (``claude -p``
+    # for a model call) is never captured and never sets Cortex off again.
+    if inside_cortex():
+        return 0
     started = time.monotonic()
     argv = sys.argv[1:] if argv is None else argv
     event = argv[0] if argv else ""

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
     from cortexmem.store.protocols import (
+        AIStore,
         BackupStore,
         EpisodeStore,
         EventStore,
@@ -35,4 +36,5 @@ if TYPE_CHECKING:
     _episodes: EpisodeStore = _sqlite
     _lifecycle: LifecycleStore = _sqlite
     _backups: BackupStore = _sqlite
+    _ai: AIStore = _sqlite
     _store: Store = _sqlite

@@ -60,6 +60,7 @@ from cortexmem.store.protocols import (
     StorePass,
     UpkeepState,
 )
+from cortexmem.store.sqlite.ai import AIRooms
 from cortexmem.store.sqlite.episodes import (
     EpisodeRooms,
     import_episodes,
@@ -259,7 +260,7 @@ def start_clock(conn: sqlite3.Connection, seq: int, memory_type: str, created_at
         conn.execute("UPDATE memories SET decayed_at = ? WHERE seq = ?", (start, seq))
 
 
-class SQLiteStore(EpisodeRooms, Transactions):
+class SQLiteStore(EpisodeRooms, AIRooms, Transactions):
     """A Cortex store in one SQLite file. Open with :meth:`open`; use as a context manager.
 
     ``read``, ``write``, ``retry`` and ``backup_under_lock`` are for the SQL modules of this
