@@ -58,6 +58,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=40)
     parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--full", type=Path, help="also write each sampled memory whole here "
+                        "(to read while labelling)")  # fmt: skip
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="cortex-audit-"))
     os.environ["CORTEX_HOME"] = str(work / "home")
@@ -74,6 +76,14 @@ def main() -> None:
         short = project.removeprefix("-Users-dain-workspace-").removeprefix("-Users-gtrrz-")
         kinds = ",".join(t.split(":", 1)[1] for t in eval(tags) if t.startswith("event:"))
         print(f"| {n} | …{mid[-8:]} | {short} | {mtype} | {kinds} | {cell(content)} |  |  |")
+    if args.full:
+        args.full.write_text(
+            "".join(
+                f"## {n} …{mid[-8:]} {project} {mtype}\n\n{content}\n\n"
+                for n, (mid, project, mtype, _, content) in enumerate(sample, start=1)
+            ),
+            encoding="utf-8",
+        )
 
 
 if __name__ == "__main__":

@@ -321,6 +321,9 @@ def test_marked_sentences(sentence: str, speaker: str, kind: str):
         ("It returns the value rather quickly in most cases.", "assistant"),
         ("Fragmented context: decisions made, alternatives rejected, and so on.", "assistant"),
         ("Thanks, looks good to me.", "user"),
+        # the work's passing state, not durable knowledge: stale once the work moves on
+        ("Note: ScriptProcessor is still used (deprecated but functional).", "assistant"),
+        ("Watch out: the cache is currently disabled in CI.", "assistant"),
     ],
 )
 def test_look_alikes_are_not_statements(sentence: str, speaker: str):

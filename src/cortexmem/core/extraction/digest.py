@@ -170,8 +170,8 @@ def _checks(event: Event) -> bool:
 def plan_finished(events: Sequence[Event], steps: Sequence[tuple[str, str]], last: Event) -> bool:
     """Whether a plan needs no memory of its own: every step is done (the session's summary
     says what was done), or the to-do list went stale — after its last update the session's
-    checks passed and its closing message says the work is complete (to-do lists are often
-    not updated again after a compaction)."""
+    checks passed and a message said the work is complete (to-do lists are often
+    not updated again after a compaction, or the session went on to a new request)."""
     if all(status == "completed" for _, status in steps):
         return True
     line = last.provenance.line or 0
@@ -181,8 +181,7 @@ def plan_finished(events: Sequence[Event], steps: Sequence[tuple[str, str]], las
         and (e.kind == "test_run" or (e.kind == "command" and _checks(e)))
         for e in later
     )  # fmt: skip
-    replies = [e for e in later if e.kind == "reply"]
-    return passed and bool(replies) and bool(_FINISHED.search(replies[-1].content))
+    return passed and any(e.kind == "reply" and _FINISHED.search(e.content) for e in later)
 
 
 def plan_text(steps: list[tuple[str, str]]) -> str:
@@ -229,30 +228,38 @@ def _date(event: Event) -> str:
 
 
 _INTENTION: Final = re.compile(
-    r"(?:^|[.!?:]\s+)(?:now |first,? |next,? |ok(?:ay)?,? )?(?:let me|let's|i'll|i will|i need to|"
-    r"i should|i'm going to|i am going to)\b[^.!?]*[.!?:]?\s*$",
+    r"^(?:now,? |first,? |next,? |ok(?:ay)?[,!.]? |got it[,!.]? )*"
+    r"(?:let me|let's|i'll|i will|i need to|i should|i'm going to|i am going to)\b",
     re.IGNORECASE,
 )
+_SENTENCE_END: Final = re.compile(r"(?<=[.!?:])\s+(?=[A-Z*`#-])")
+MIN_OUTCOME: Final = 40
 
 
-def closing_reply(replies: Sequence[Event], prompts: Sequence[Event]) -> Event | None:
-    """The reply that says how the session ended: the assistant's last substantial message
-    after the last request (an earlier one answered a request the person then changed), and
-    not one that ends by announcing what it will do next ("… I need to update X.")."""
+def stated(text: str) -> str:
+    """A reply without the sentences at its end that only announce what comes next ("… Let
+    me fix the tests."): what it says was found or done."""
+    sentences = _SENTENCE_END.split(text.strip())
+    while sentences and _INTENTION.match(sentences[-1].strip()):
+        sentences.pop()
+    return " ".join(sentences).strip()
+
+
+def closing_reply(replies: Sequence[Event], prompts: Sequence[Event]) -> str | None:
+    """What the session's end says: the assistant's last substantial message after the last
+    request (an earlier one answered a request the person then changed), else after the
+    first, each without the announcement of its next step."""
     if not prompts:
         return None
 
-    def after(prompt: Event) -> list[Event]:
+    def after(prompt: Event) -> list[str]:
         line = prompt.provenance.line or 0
-        return [e for e in replies if (e.provenance.line or 0) > line]
+        said = [stated(e.content) for e in replies if (e.provenance.line or 0) > line]
+        return [text for text in said if len(text) >= MIN_OUTCOME]
 
-    for candidates in (after(prompts[-1]), after(prompts[0])):
-        told = [e for e in candidates if not _INTENTION.search(e.content)]
-        closing = next((e for e in reversed(told[-3:]) if len(e.content) >= 120), None)
-        if closing is not None:
-            return closing
+    for told in (after(prompts[-1]), after(prompts[0])):
         if told:
-            return told[-1]
+            return next((t for t in reversed(told[-3:]) if len(t) >= 120), told[-1])
     return None
 
 
@@ -269,7 +276,7 @@ def session_summary(events: Sequence[Event], problems: list[tuple[Event, str]]) 
         parts.append(f"Last request: {clip(prompts[-1].content, GOAL_CHARS)}")
     closing = closing_reply(replies, prompts)
     if closing is not None:
-        parts.append(f"Outcome: {clip(closing.content, OUTCOME_CHARS)}")
+        parts.append(f"Outcome: {clip(closing, OUTCOME_CHARS)}")
     files = list(
         dict.fromkeys(str(e.payload.get("path")) for e in events if e.kind == "file_modified")
     )

@@ -127,6 +127,14 @@ _NOT_A_STATEMENT: Final = re.compile(
     r"could|might|maybe|perhaps|would you|do you want|let me know)\b)",
     re.IGNORECASE,
 )
+# Durable knowledge does not describe the work's passing state: "Note: ScriptProcessor is still
+# used" is true until the migration three messages later, then wrong. Progress and problems
+# are about that state, and are kept as what they are.
+_TRANSIENT: Final = re.compile(
+    r"\b(?:still|currently|for now|at the moment|right now|as of now|so far|not yet)\b",
+    re.IGNORECASE,
+)
+_DURABLE: Final = frozenset({"gotcha", "pattern", "architecture", "knowledge"})
 _INSTEAD_NEEDS: Final = re.compile(
     r"\b(?:I|we|I'll|we'll|I've|we've|let's|using|use|used|switched|chose|picked|went)\b",
     re.IGNORECASE,
@@ -142,6 +150,8 @@ def classify(sentence: str, speaker: str) -> tuple[str, float] | None:
             continue
         if "instead of" in marker.pattern.pattern and not _INSTEAD_NEEDS.search(sentence):
             continue
+        if marker.kind in _DURABLE and _TRANSIENT.search(sentence):
+            return None
         return marker.kind, marker.confidence
     return None
 

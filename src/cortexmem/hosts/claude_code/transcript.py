@@ -154,6 +154,7 @@ DIALECT: Final = Dialect(
         "Caveat:",
         "[Request interrupted",
         "Stop hook feedback",
+        "Operation stopped by hook",
         "This session is being continued",
         "<command-",
         "<local-command",
