@@ -144,6 +144,19 @@ def test_high_value_decisions_may_overflow_the_budget_but_nothing_else():
     assert result.budget < result.tokens <= result.budget * (1 + OVERFLOW_SHARE)
 
 
+def test_a_gotcha_with_its_fix_may_overflow_a_budget_the_work_state_filled():
+    state = [Item(mem(f"Session {i}: goal: " + "word " * 80, "context", event="session_summary"),
+                  1 - i / 100) for i in range(4)]  # fmt: skip
+    decisions = [Item(mem(f"Decision {i} " + "because " * 20, priority=8), 0.9) for i in range(3)]
+    fixed = Item(mem("`make test` failed: the fixture needs TZ=UTC. Fixed by changes to "
+                     "conftest.py", "gotcha", priority=7), 0.5)  # fmt: skip
+    minor = Item(mem("A minor gotcha of no consequence at all", "gotcha", priority=5), 0.5)
+    result = build(BriefingInput("p", "main", NOW, [*state, *decisions, fixed, minor]),
+                   estimate_tokens)  # fmt: skip
+    assert "the fixture needs TZ=UTC" in result.markdown
+    assert fixed.memory.id in result.overflow and minor.memory.id not in result.overflow
+
+
 memories = st.builds(
     mem,
     st.text(alphabet=st.characters(codec="utf-8"), min_size=1, max_size=300).filter(str.strip),

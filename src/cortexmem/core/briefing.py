@@ -34,9 +34,9 @@ lines say the same thing: a line whose words match a line already chosen (the sa
 the words of the shorter one, or a Jaccard overlap ≥ ``SAME_OVERLAP``) is left out, and a plan
 step that a commit, a done step or a summary already reports is not listed as still open.
 
-**Overflow.** High-value items (a decision or rejection of priority ≥ 8, an open problem, or
-anything pinned) left out by the budget may still be added, up to ``OVERFLOW_SHARE`` of the
-budget beyond it. Nothing else ever exceeds the budget.
+**Overflow.** High-value items (a decision or rejection of priority ≥ 8, an open problem, a
+gotcha of priority ≥ 7, or anything pinned) left out by the budget may still be added, up to
+``OVERFLOW_SHARE`` of the budget beyond it. Nothing else ever exceeds the budget.
 
 **Lines.** ``- ● text — age`` with a confidence marker (● ≥ 0.8, ◐ ≥ 0.5, ○ below), the age,
 and the branch when it is not the current one; ``note`` carries what reality anchoring found
@@ -168,9 +168,13 @@ def section_of(memory: Memory) -> str | None:
 
 
 def is_high_value(memory: Memory) -> bool:
+    """What may overflow the budget: pinned, a decision of priority 8 or more, an open
+    problem, a gotcha of priority 7 or more (one with its cause and fix: the mistake a next
+    session would otherwise make again)."""
     return (
         memory.pinned
         or (memory.memory_type == "decision" and memory.priority >= 8)
+        or (memory.memory_type == "gotcha" and memory.priority >= 7)
         or "event:open_problem" in tags_of(memory)
     )
 

@@ -31,7 +31,7 @@ RULES: Final[dict[str, Rule]] = {
     "rejected": Rule("decision", 7),
     "fix": Rule("gotcha", 7),
     "gotcha": Rule("gotcha", 7),
-    "error_resolved": Rule("gotcha", 6),
+    "error_resolved": Rule("gotcha", 7),
     "preference": Rule("pattern", 7),
     "howto": Rule("pattern", 6),
     "pattern": Rule("pattern", 6),
