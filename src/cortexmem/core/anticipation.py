@@ -45,8 +45,10 @@ WORDS_MEMORY: Final = 0.4
 WORDS_EPISODE: Final = 0.5
 EPISODE_MARGIN: Final = 0.06
 COMPANION: Final = 0.35
-MAX_ITEMS: Final = 3
-TOKEN_CAP: Final = 200
+# As many as recall's top 5, within the low end of the seed's push budget (300-500 tokens):
+# what was said comes as passages, and the answer is often the second or third of them.
+MAX_ITEMS: Final = 5
+TOKEN_CAP: Final = 400
 MIN_WORDS: Final = 3
 __all__ = [
     "Pick",
