@@ -228,10 +228,9 @@ class Servers:
         self.procs: list[subprocess.Popen] = []
         self.pids: set[int] = set()
 
-    def start(self, idle: float = 20) -> subprocess.Popen:
+    def start(self, idle: float = 20, module: str = "cortexmem.recall.server") -> subprocess.Popen:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "cortexmem.recall.server", "--root", str(self.root),
-             "--idle", str(idle)],
+            [sys.executable, "-m", module, "--root", str(self.root), "--idle", str(idle)],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         )  # fmt: skip
         self.procs.append(proc)
@@ -466,6 +465,61 @@ def test_without_a_server_the_hook_says_nothing_and_starts_one(servers: Servers,
 
 
 # ----------------------------------------------------------------------------- upkeep
+
+
+def stop_hook(root: Path, transcript: Path) -> subprocess.CompletedProcess[str]:
+    payload = {"session_id": "s-stop", "transcript_path": str(transcript), "cwd": str(root),
+               "hook_event_name": "Stop"}  # fmt: skip
+    return subprocess.run([*HOOK[:-1], "Stop"], input=json.dumps(payload), cwd=root,
+                          capture_output=True, text=True, timeout=30)  # fmt: skip
+
+
+@pytest.mark.slow
+def test_stop_hands_the_turn_to_the_hosts_server_which_captures_it(
+    servers: Servers, project: dict, tmp_path: Path
+):
+    """With Claude Code's server running (its launcher gives it the transcript reader), the
+    Stop hook only hands the turn's end over; the server captures it, exactly once."""
+    from cortexmem.hosts.claude_code.serve import SERVER_MODULE
+
+    root = project["root"]
+    transcript = tmp_path / "s-stop.jsonl"
+    said = "We decided to keep the billing jobs on Redis streams, not RabbitMQ."
+    transcript.write_text(json.dumps({
+        "type": "user", "sessionId": "s-stop", "timestamp": "2026-01-01T00:00:01.000Z",
+        "message": {"role": "user", "content": said},
+    }) + "\n")  # fmt: skip
+    servers.wait_ready(servers.start(module=SERVER_MODULE))
+    result = stop_hook(root, transcript)
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+    log = root / ".cortex" / "cortex.log"
+    assert "Stop: handed to the recall server" in log.read_text()
+
+    def captured() -> list[str]:
+        with Context.for_cwd(root) as ctx:
+            memories = ctx.require("project").iter_memories()
+            return [m.memory_type for m in memories if m.content == said]
+
+    end = time.monotonic() + 20
+    while not captured() and time.monotonic() < end:
+        time.sleep(0.1)
+    assert captured() == ["decision"]
+    assert "Stop (recall server):" in log.read_text()
+    # the same turn's end again (a second Stop) adds nothing: the cursor has read it
+    assert stop_hook(root, transcript).returncode == 0
+    servers.ask({"op": "ping"})  # answered after it took the capture
+    assert captured() == ["decision"]
+
+
+def test_a_server_without_a_reader_declines_a_capture(repo: Path):
+    from cortexmem.recall.server import RecallServer
+
+    server = RecallServer(repo, idle=60)
+    try:
+        reply = server.handle({"op": "capture", "cwd": str(repo), "label": "Stop"})
+        assert reply == {"ok": False, "error": "this server reads no transcripts"}
+    finally:
+        server.ctx.close()
 
 
 def test_stop_leaves_its_upkeep_to_the_server_which_does_it_once(repo: Path, tmp_path: Path):

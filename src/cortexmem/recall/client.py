@@ -96,16 +96,17 @@ def tell(project_hash: str, request: dict, timeout: float = 0.05) -> bool:
     return True
 
 
-def start(root: str) -> bool:
+def start(root: str, module: str = "cortexmem.recall.server") -> bool:
     """Start the recall server of the project at ``root`` in the background (detached: its
     own session, no terminal, output to nowhere). A second server of the same project exits at
-    once, so calling this twice is harmless."""
+    once, so calling this twice is harmless. ``module``: the launcher to run (a host's, to give
+    the server its transcript reader)."""
     import subprocess
     import sys
 
     try:
         subprocess.Popen(
-            [sys.executable, "-m", "cortexmem.recall.server", "--root", root],
+            [sys.executable, "-m", module, "--root", root],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

@@ -18,7 +18,12 @@ context to inject for a prompt, possibly empty; ``recall`` (``query``, ``limit``
 ``alpha``); ``sync``: embed the backlog now; ``upkeep`` (``cwd``, ``label``, ``memories_added``):
 what a turn's end left to do (projections, briefing, lifecycle, consolidation,
 ``services.session.upkeep``), done between requests, once for every capture that asked
-meanwhile, and before the server exits; ``stop``.
+meanwhile, and before the server exits; ``capture`` (``cwd``, ``label``, ``transcript``,
+``session_id``, ``agent_transcript``): a turn's end handed over whole, so the Stop hook is a
+thin client: the server captures what is new (``services.session.after_capture``, exactly once
+like any capture: the transcript's cursor decides) and then does the upkeep; only a server that
+was given a transcript reader (its host's launcher, e.g. ``cortexmem.hosts.claude_code.serve``)
+takes it; ``stop``.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from cortexmem import settings
 from cortexmem.recall.client import IDLE_SECONDS, private, runtime_dir, socket_path
 
 if TYPE_CHECKING:
+    from cortexmem.services.capture import TranscriptReader
     from cortexmem.services.embedding import Embedder
 
 SYNC_EVERY = 2.0
@@ -49,8 +55,12 @@ MODEL_EVERY = 10.0
 MODEL_WORK = 300.0
 
 
+# A turn's end handed over is captured within this many seconds of work.
+CAPTURE_BUDGET = 10.0
+
+
 class RecallServer:
-    def __init__(self, root: Path, idle: float) -> None:
+    def __init__(self, root: Path, idle: float, reader: TranscriptReader | None = None) -> None:
         from cortexmem.services.context import Context
 
         self.ctx = Context.for_cwd(root)
@@ -66,6 +76,10 @@ class RecallServer:
         self.upkeep_due: dict[str, tuple[str, list[int]]] = {}
         self.upkeep_since = 0.0
         self.root = root
+        # The host's transcript reader (None: this server does not take captures) and the
+        # turns' ends handed over and not captured yet.
+        self.reader = reader
+        self.captures_due: list[dict[str, str | None]] = []
         self.last_model_look = 0.0
         self.model_thread: threading.Thread | None = None
 
@@ -85,11 +99,10 @@ class RecallServer:
             added = request.get("memories_added")
             if not isinstance(cwd, str) or not isinstance(added, int):
                 return {"ok": False, "error": "upkeep needs a cwd and memories_added"}
-            if not self.upkeep_due:
-                self.upkeep_since = time.monotonic()
-            _, captures = self.upkeep_due.setdefault(cwd, (str(label or "Stop"), []))
-            captures.append(added)
+            self._queue_upkeep(cwd, str(label or "Stop"), added)
             return {"ok": True, "queued": sum(len(c) for _, c in self.upkeep_due.values())}
+        if op == "capture":
+            return self._take_capture(request)
         if op == "anticipate":
             from cortexmem.services.anticipate import anticipate
 
@@ -138,6 +151,60 @@ class RecallServer:
         report = sync_context(self.ctx, self._embedder(), deadline=deadline)
         self.backlog_left = report.remaining > 0
         return report.embedded
+
+    def _take_capture(self, request: dict[str, Any]) -> dict[str, Any]:
+        if self.reader is None:
+            return {"ok": False, "error": "this server reads no transcripts"}
+        fields = ("cwd", "label", "transcript", "session_id", "agent_transcript")
+        due = {k: request.get(k) for k in fields}
+        if not isinstance(due["cwd"], str) or not all(
+            v is None or isinstance(v, str) for v in due.values()
+        ):
+            return {"ok": False, "error": "capture needs a cwd; the other fields are text"}
+        if due not in self.captures_due:  # the same turn's end asked twice is one capture
+            self.captures_due.append(due)
+        return {"ok": True, "queued": len(self.captures_due)}
+
+    def capture(self) -> None:
+        """Capture the turns' ends handed over, then their upkeep (once per working folder)."""
+        from cortexmem.project.log import log_line
+        from cortexmem.project.paths import resolve
+        from cortexmem.services.context import Context
+        from cortexmem.services.session import after_capture
+
+        due, self.captures_due = self.captures_due, []
+        for turn in due:
+            cwd, label = str(turn["cwd"]), str(turn["label"] or "Stop")
+            try:
+                paths = resolve(Path(cwd))
+                if paths.db != self.ctx.paths.db or self.reader is None:
+                    continue  # not this server's project: never its business
+                ctx = Context(paths, timeout=self.ctx.timeout, _open=self.ctx._open)
+                transcript, agent = turn["transcript"], turn["agent_transcript"]
+                after_capture(
+                    ctx,
+                    label=f"{label} (recall server)",
+                    transcript=Path(transcript) if transcript else None,
+                    session_id=turn["session_id"],
+                    agent_transcript=Path(agent) if agent else None,
+                    reader=self.reader,
+                    deadline=time.monotonic() + CAPTURE_BUDGET,
+                    log=functools.partial(log_line, paths.log),
+                    full=True,
+                    hand_off=functools.partial(self._queue_upkeep, cwd, label),
+                    queue_model_work=True,
+                )
+            except Exception as exc:  # keep serving; the next capture reads from the cursor
+                self.log_once(f"recall server: capture failed: {type(exc).__name__}: {exc}")
+        if self.upkeep_due:
+            self.upkeep()
+
+    def _queue_upkeep(self, cwd: str, label: str, added: int) -> bool:
+        if not self.upkeep_due:
+            self.upkeep_since = time.monotonic()
+        _, captures = self.upkeep_due.setdefault(cwd, (label, []))
+        captures.append(added)
+        return True
 
     def upkeep(self) -> None:
         """Do the upkeep turns' ends asked for, per working folder of this project."""
@@ -195,7 +262,9 @@ class RecallServer:
                 conn, _ = sock.accept()
             except TimeoutError:
                 self.model_work()
-                if self.upkeep_due:
+                if self.captures_due:
+                    self.capture()
+                elif self.upkeep_due:
                     self.upkeep()
                 elif time.monotonic() - self.last_sync > SYNC_EVERY and (
                     self.backlog_left or self._stores_changed()
@@ -208,9 +277,15 @@ class RecallServer:
             self.last_request = time.monotonic()
             with conn:
                 self._answer(conn)
+            # A turn ended: captured now, unless another request is waiting (a Stop waiting for
+            # its hand-over to be taken, a prompt for its context): those are answered first.
+            if self.captures_due and not _waiting(sock):
+                self.capture()
             if self.upkeep_due and time.monotonic() - self.upkeep_since > UPKEEP_WAIT:
                 self.upkeep()
-        if self.upkeep_due:  # asked for before the server stopped: done, not dropped
+        if self.captures_due:  # handed over before the server stopped: done, not dropped
+            self.capture()
+        if self.upkeep_due:
             self.upkeep()
 
     def model_work(self) -> None:
@@ -287,8 +362,17 @@ class RecallServer:
             conn.sendall(json.dumps(reply).encode("utf-8") + b"\n")
 
 
-def run(root: Path, idle: float = IDLE_SECONDS) -> int:
-    """Serve until idle; 0 when another server already serves this project."""
+def _waiting(sock: socket.socket) -> bool:
+    """Whether a connection waits to be accepted."""
+    import select
+
+    readable, _, _ = select.select([sock], [], [], 0)
+    return bool(readable)
+
+
+def run(root: Path, idle: float = IDLE_SECONDS, reader: TranscriptReader | None = None) -> int:
+    """Serve until idle; 0 when another server already serves this project. ``reader``: the
+    host's transcript reader, when the server is to take turns' ends (``capture``)."""
     from cortexmem.project.paths import resolve
 
     paths = resolve(root)
@@ -309,7 +393,8 @@ def run(root: Path, idle: float = IDLE_SECONDS) -> int:
     except OSError:
         lock.close()
         return 0
-    server = RecallServer(root, idle)  # the worktree given: resolving paths.root again may differ
+    # The worktree given: resolving paths.root again may differ.
+    server = RecallServer(root, idle, reader)
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -330,12 +415,13 @@ def run(root: Path, idle: float = IDLE_SECONDS) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, reader: TranscriptReader | None = None) -> int:
+    """The server's command line; a host's launcher passes its transcript ``reader``."""
     parser = argparse.ArgumentParser(prog="cortexmem.recall.server", description=__doc__)
     parser.add_argument("--root", type=Path, default=Path.cwd())
     parser.add_argument("--idle", type=float, default=settings.server_idle_seconds())
     args = parser.parse_args(argv)
-    return run(args.root, args.idle)
+    return run(args.root, args.idle, reader)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from cortexmem.hosts.claude_code.payload import HookInput
+from cortexmem.hosts.claude_code.serve import SERVER_MODULE
 
 if TYPE_CHECKING:
     from cortexmem.project.paths import ProjectPaths
@@ -92,7 +93,7 @@ def _warm_up(hook: HookInput, paths: ProjectPaths) -> None:
     from cortexmem.recall import client as recall_client
 
     if recall_client.ask(paths.project_hash, {"op": "ping"}, timeout=0.05) is None:
-        recall_client.start(str(paths.worktree or paths.root))
+        recall_client.start(str(paths.worktree or paths.root), SERVER_MODULE)
         hook.log("SessionStart: recall server starting", paths.log)
 
 
@@ -113,7 +114,7 @@ def _anticipate(hook: HookInput, *, deadline: float) -> dict[str, Any] | None:
     request = {"op": "anticipate", "prompt": prompt, "branch": branch}
     reply = recall_client.ask(paths.project_hash, request, timeout=timeout)
     if reply is None:
-        recall_client.start(str(paths.worktree or paths.root))
+        recall_client.start(str(paths.worktree or paths.root), SERVER_MODULE)
         hook.log("UserPromptSubmit: no recall server answered; starting one", paths.log)
         return None
     if not reply.get("ok"):
@@ -127,7 +128,11 @@ def _anticipate(hook: HookInput, *, deadline: float) -> dict[str, Any] | None:
 
 def _capture(hook: HookInput, *, deadline: float) -> None:
     """Stop, SubagentStop, PreCompact, SessionEnd: ``services.session.after_capture``; only
-    Stop (a turn of the main session ended) runs the whole policy."""
+    Stop (a turn of the main session ended) runs the whole policy, and when the project's
+    recall server runs, Stop hands the turn's end to it and returns (a thin client: eight
+    sessions ending turns at once on two cores do not queue behind each other's imports)."""
+    if hook.event == "Stop" and _handed_to_server(hook):
+        return
     from cortexmem.hosts.claude_code.reader import READER
     from cortexmem.hosts.claude_code.rules import briefing_writer
     from cortexmem.project.paths import resolve
@@ -150,6 +155,35 @@ def _capture(hook: HookInput, *, deadline: float) -> None:
             hand_off=lambda added: _hand_off(hook, paths, added),
             queue_model_work=hook.event in ("Stop", "SessionEnd"),
         )
+
+
+# How long Stop waits for the recall server to take its turn's end before capturing itself.
+HAND_OVER_WAIT = 0.3
+
+
+def _handed_to_server(hook: HookInput) -> bool:
+    """Whether the project's recall server took the turn's end (it answers "queued"); the
+    capture is then its work. Anything else (no server, an old one, no answer in time): False,
+    and the hook captures itself. Nothing is lost either way: a capture reads from the
+    transcript's cursor, whoever runs it."""
+    from cortexmem.project.paths import resolve
+    from cortexmem.recall import client as recall_client
+
+    paths = resolve(hook.project_dir)
+    request = {
+        "op": "capture", "cwd": str(hook.project_dir), "label": hook.event,
+        "transcript": None if hook.transcript_path is None else str(hook.transcript_path),
+        "session_id": hook.session_id,
+        "agent_transcript": (
+            None if hook.agent_transcript_path is None else str(hook.agent_transcript_path)
+        ),
+    }  # fmt: skip
+    reply = recall_client.ask(paths.project_hash, request, timeout=HAND_OVER_WAIT)
+    if reply is None or not reply.get("ok"):
+        return False
+    hook.log(f"{hook.event}: handed to the recall server ({reply.get('queued')} queued)",
+             paths.log)  # fmt: skip
+    return True
 
 
 def _hand_off(hook: HookInput, paths: ProjectPaths, added: int) -> bool:
