@@ -36,6 +36,7 @@ def to_observations(
                     prev2_tool=_opt(rec.get("prev2")),
                     tool_use_id=_opt(rec.get("id")),
                     branch=branch,
+                    command=_opt(rec.get("cmd")),
                 )
             )
         except (ValueError, OverflowError, OSError):
