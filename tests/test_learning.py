@@ -279,3 +279,94 @@ def test_learn_writes_instincts_the_summary_and_the_generated_rules(tmp_path: Pa
         assert not is_due(ctx, now + timedelta(hours=2))  # nothing new since
         assert report.written
         assert learn(ctx, now=now).written == []  # same content: nothing rewritten
+
+
+# ----------------------------------------------------------------- history and Stop
+
+TRANSCRIPTS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "transcripts"
+
+
+def test_history_gives_the_observations_once(tmp_path: Path):
+    from cortexmem.hosts.claude_code.reader import READER
+    from cortexmem.services.ingest import ingest
+
+    source = TRANSCRIPTS / "entireio-cli"
+    if not source.is_dir():
+        pytest.skip(f"{source} is not here (the shared real transcripts)")
+    project = tmp_path / "proj"
+    project.mkdir()
+    first = ingest([source], reader=READER, into=project)
+    added = sum(t["observations_added"] for t in first.projects.values())
+    again = ingest([source], reader=READER, into=project)
+    assert added > 300  # eight real sessions' tool calls: time, tool, outcome, the two before
+    assert sum(t["observations_added"] for t in again.projects.values()) == 0
+    from cortexmem.project.paths import resolve
+    from cortexmem.services.context import Context
+
+    with Context(resolve(project)) as ctx:
+        store = ctx.require("project")
+        observations = list(store.iter_observations())
+        assert len(observations) == added
+        assert len({o.session_id for o in observations}) == 8
+        chained = [o for o in observations if o.prev_tool and o.prev2_tool]
+        assert len(chained) >= added - 2 * 8
+        assert any(o.command == "mise run test" and not o.ok for o in observations)
+
+
+def test_a_scripted_session_is_remembered_as_automated(tmp_path: Path):
+    import json
+
+    from cortexmem.hosts.claude_code.reader import READER
+    from cortexmem.project.paths import resolve
+    from cortexmem.services.context import Context
+    from cortexmem.services.ingest import ingest
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    lines = [
+        {"type": "user", "sessionId": "p-1", "entrypoint": "sdk-cli", "cwd": str(project),
+         "timestamp": "2026-03-01T10:00:00.000Z",
+         "message": {"role": "user", "content": "summarise the repo"}},
+        {"type": "assistant", "sessionId": "p-1", "timestamp": "2026-03-01T10:00:01.000Z",
+         "message": {"role": "assistant", "content": [
+             {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls -la"}}]}},
+        {"type": "user", "sessionId": "p-1", "timestamp": "2026-03-01T10:00:02.000Z",
+         "message": {"role": "user", "content": [
+             {"type": "tool_result", "tool_use_id": "t1", "content": "total 0"}]}},
+    ]  # fmt: skip
+    transcript = tmp_path / "p-1.jsonl"
+    transcript.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    ingest([transcript], reader=READER, into=project)
+    with Context(resolve(project)) as ctx:
+        store = ctx.require("project")
+        assert store.automated_sessions() == {"p-1"}
+        (call,) = store.iter_observations()
+        assert (call.tool, call.ok, call.command, call.duration_ms) == ("Bash", True, "ls", 1000)
+
+
+def test_the_upkeep_a_stop_hands_off_runs_the_loop_when_due(tmp_path: Path):
+    from cortexmem.core.extraction.memories import to_memories
+    from cortexmem.project.paths import resolve
+    from cortexmem.services.context import Context
+    from cortexmem.services.learn import rules_path
+    from cortexmem.services.session import upkeep
+
+    sessions = seed_sessions()
+    everything = [o for n in range(1, 8) for o in sessions[n]]
+    shift = datetime.now(UTC) - half_a_day_after(everything)
+    recent = [Observation(**{**o.to_dict(), "at": format_time(_at(o) + shift)}) for o in everything]
+    project = tmp_path / "proj"
+    project.mkdir()
+    lines: list[str] = []
+    with Context(resolve(project)) as ctx:
+        ctx.writable("project").record_capture([], to_memories, None, recent)
+        upkeep(ctx, "Stop (upkeep)", lines.append, [0])
+        assert "Frequent tool chain: Grep->Read->Edit" in rules_path(ctx.paths).read_text()
+        assert any("learning: " in line and "1 rules (1 new)" in line for line in lines)
+        lines.clear()
+        upkeep(ctx, "Stop (upkeep)", lines.append, [0])  # nothing new: not due
+        assert not any("learning" in line for line in lines)
+
+
+def _at(o: Observation) -> datetime:
+    return datetime.strptime(o.at, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)

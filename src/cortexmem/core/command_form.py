@@ -131,9 +131,9 @@ def command_form(command: object) -> str | None:
     return " ".join(out) or None
 
 
-def form_program(form: str) -> str:
-    """The program a form runs, whatever runs it: ``pytest`` for ``uv run pytest``,
-    ``python -m pytest`` and ``.venv/bin/pytest``."""
+def form_step(form: str) -> str:
+    """The step a form runs, whatever runs it: ``pytest`` for ``uv run pytest``,
+    ``python -m pytest`` and ``.venv/bin/pytest``; ``mise run fmt`` for itself."""
     words = form.split()
     i = 0
     while i < len(words):
@@ -147,6 +147,14 @@ def form_program(form: str) -> str:
         if (name in ("python", "python3") or name.startswith("python3.")) and (
             i + 2 < len(words) and words[i + 1] == "-m"
         ):
-            return words[i + 2]
-        return name
+            i += 2
+            continue
+        return " ".join([name, *words[i + 1 :]])
     return words[-1].rsplit("/", 1)[-1] if words else ""
+
+
+def form_program(form: str) -> str:
+    """The program of a form's step (``pytest`` for ``uv run pytest``, ``git`` for
+    ``git commit``)."""
+    step = form_step(form)
+    return step.split()[0] if step else ""

@@ -5,7 +5,7 @@ Stage 2 (analyse) finds the patterns of a rolling window of observations:
 * **chains**: the 3-tool chains (the two tools before a call, then the call);
 * **retries**: a call that failed and was immediately made again (the same tool; for a shell
   command, also the same command form: ``pytest`` failed, ``pytest`` again);
-* **fixes**: a shell command that failed and the same program run another way that passed
+* **fixes**: a shell command that failed and the same step run another way that passed
   (``pytest`` failed, ``uv run pytest`` passed): how this project wants it run.
 
 Each pattern is scored ``confidence = frequency × consistency × recency``:
@@ -34,11 +34,10 @@ from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from cortexmem.core.command_form import form_program
+from cortexmem.core.command_form import form_step
 from cortexmem.core.extraction.commands import step_kind
 from cortexmem.model import Instinct, Observation, format_time, parse_time
 
-SHELL = "Bash"
 # How far after a failed command its fix may come (observations of the same session).
 FIX_REACH = 5
 
@@ -196,19 +195,19 @@ def find_patterns(
                 rule = f"{o.tool} error-retry pairs detected. Consider pre-validation."
                 note(f"retry:{o.tool}", ("retry", "retry", f"{o.tool} error-retry", rule),
                      session, after.at)  # fmt: skip
-                if o.tool == SHELL and o.command and after.command == o.command:
+                if o.command and after.command == o.command:  # a shell command, run as is
                     label = f"`{o.command}` error-retry"
                     rule = (f"`{o.command}` failed and was run again as is. "
                             "Check what it needs before running it.")  # fmt: skip
-                    note(f"retry:{SHELL}:{o.command}", ("retry", "command-retry", label, rule),
+                    note(f"retry:{o.tool}:{o.command}", ("retry", "command-retry", label, rule),
                          session, after.at)  # fmt: skip
-            if o.tool != SHELL or not o.command:
+            if not o.command:  # only shell commands have a form
                 continue
-            program = form_program(o.command)
+            step = form_step(o.command)
             for later in calls[i + 1 : i + 1 + FIX_REACH]:
-                if later.tool != SHELL or not later.command:
+                if later.tool != o.tool or not later.command:
                     continue
-                if form_program(later.command) != program:
+                if form_step(later.command) != step:
                     continue
                 if later.ok and later.command != o.command:
                     label = f"`{o.command}` -> `{later.command}`"

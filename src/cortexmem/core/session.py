@@ -200,3 +200,10 @@ class SessionInfo:
     branch: str | None
     version: str | None
     first_timestamp: str | None
+    # How the session was started (Claude Code: ``cli``, ``sdk-cli`` for ``claude -p``...).
+    entrypoint: str | None = None
+
+    @property
+    def automated(self) -> bool:
+        """Started by a program (an SDK, ``claude -p``), not by a person at a terminal."""
+        return bool(self.entrypoint) and str(self.entrypoint).startswith("sdk")

@@ -510,6 +510,7 @@ def session_info(path: str | Path, max_lines: int = 200) -> SessionInfo:
         "gitBranch": "branch",
         "version": "version",
         "timestamp": "first_timestamp",
+        "entrypoint": "entrypoint",
     }
     for raw in read_lines(path):
         if raw.number > max_lines or len(found) == len(wanted):
@@ -532,6 +533,7 @@ def session_info(path: str | Path, max_lines: int = 200) -> SessionInfo:
         branch=found.get("branch"),
         version=found.get("version"),
         first_timestamp=found.get("first_timestamp"),
+        entrypoint=found.get("entrypoint"),
     )
 
 
