@@ -79,6 +79,7 @@ class LearnReport:
     dry_run: bool
     problems: list[str] = field(default_factory=list)
     written: list[str] = field(default_factory=list)
+    suggested: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         p = self.plan
@@ -97,13 +98,21 @@ class LearnReport:
             "rules": rules_markdown(p.promoted),
             "problems": self.problems,
             "written": self.written,
+            "suggestions_queued": self.suggested,
         }
 
 
 def learn(
-    ctx: Context, *, now: datetime | None = None, dry_run: bool = False, write_files: bool = True
+    ctx: Context,
+    *,
+    now: datetime | None = None,
+    dry_run: bool = False,
+    write_files: bool = True,
+    suggest: bool = True,
 ) -> LearnReport:
-    """One run of the loop on the project store (see the module)."""
+    """One run of the loop on the project store (see the module); then, unless it is a dry
+    run, the suggestions its promotions and the recurring failures make are queued for review
+    (templates only: a model is never waited for here)."""
     now = now or datetime.now(UTC)
     config, problems = load_config(ctx.paths)
     store = ctx.store("project") if dry_run else ctx.writable("project")
@@ -124,6 +133,10 @@ def learn(
     )
     if write_files:
         report.written = write_views(ctx.paths, result, config)
+    if suggest:
+        from cortexmem.services.suggest import propose
+
+        report.suggested = len(propose(ctx, config).queued)
     return report
 
 
