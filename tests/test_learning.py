@@ -370,3 +370,11 @@ def test_the_upkeep_a_stop_hands_off_runs_the_loop_when_due(tmp_path: Path):
 
 def _at(o: Observation) -> datetime:
     return datetime.strptime(o.at, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+
+
+def test_a_window_of_one_session_does_not_confirm_itself():
+    alone = session("only", DAY0, times(GRE, 12))
+    result = plan([], alone, DAY0 + timedelta(hours=1), LearningConfig())
+    top = result.scored[0]
+    assert top.pattern.label == "Grep->Read->Edit" and top.consistency == 0.5
+    assert result.instincts == []  # 1.0 x 0.5 x ~1.0 < 50%: not even an instinct

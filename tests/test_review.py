@@ -210,3 +210,19 @@ def test_a_configured_model_words_the_suggestion(repo: Path, tmp_path: Path):
 
 def test_a_project_store_is_found_for_the_review(repo: Path):
     assert resolve(repo).data_dir == repo / ".cortex"
+
+
+def test_a_long_queue_is_flagged_in_the_briefing_and_the_status(repo: Path):
+    from cortexmem.services.brief import make_briefing
+    from cortexmem.services.status import status
+
+    (repo / ".cortex").mkdir(exist_ok=True)
+    (repo / ".cortex" / "learning.yaml").write_text("review_alert: 3\n")
+    with Context.for_cwd(repo) as ctx:
+        for n in range(2):
+            queue(ctx, Draft("claude_md", "CLAUDE.md", f"Rule {n}", f"- Rule {n}.", "x", "t"))
+        assert status(ctx)["learning"]["alert"] is None
+        queue(ctx, Draft("claude_md", "CLAUDE.md", "Rule 3", "- Rule 3.", "x", "t"))
+        alert = status(ctx)["learning"]["alert"]
+        assert alert == "3 suggestions wait for your review: run `cortex review`"
+        assert f"⚑ {alert}" in make_briefing(ctx).markdown

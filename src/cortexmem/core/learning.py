@@ -13,7 +13,8 @@ Each pattern is scored ``confidence = frequency × consistency × recency``:
 * frequency: its count over the count of the most common pattern of its family (chains with
   chains, fixes with fixes), each session counting at most ``session_cap`` times, so one long
   session cannot make a pattern frequent on its own;
-* consistency: the sessions it was seen in over the sessions of the window;
+* consistency: the sessions it was seen in over the sessions of the window (at least
+  ``min_sessions``: a window of one session does not confirm itself);
 * recency: ``0.5 ** (days since last seen / half_life)``, the decay of stage 5.
 
 Stage 3 (instincts): patterns scoring at least ``drop_below`` become or stay instincts, at most
@@ -284,7 +285,9 @@ def score_patterns(
             Scored(
                 pattern=p,
                 frequency=p.capped(config.session_cap) / peak if peak else 0.0,
-                consistency=len(p.sessions) / total_sessions if total_sessions else 0.0,
+                # A window of one session cannot be consistent with itself: the sessions
+                # counted are never fewer than the promotion's minimum.
+                consistency=len(p.sessions) / max(total_sessions, config.min_sessions, 1),
                 recency=decay(days_between(p.last_seen, now), config.half_life_days),
             )
         )

@@ -191,3 +191,27 @@ def maybe_learn(ctx: Context, now: datetime | None = None) -> LearnReport | None
     if not is_due(ctx, now):
         return None
     return learn(ctx, now=now)
+
+
+def review_status(ctx: Context) -> dict[str, Any]:
+    """The loop's state for ``cortex status`` and the briefing: the last run, instincts and
+    rules, the suggestions waiting, and the alert when the queue is over ``review_alert``."""
+    store = ctx.store("project")
+    if store is None:
+        return {"pending": 0, "alert": None, "last_run": None, "instincts": 0, "rules": 0}
+    config, _ = load_config(ctx.paths)
+    waiting = store.count_suggestions("pending")
+    live = store.instincts(("active", "promoted"))
+    return {
+        "pending": waiting,
+        "alert": review_alert(waiting, config.review_alert),
+        "last_run": store.learning_state(LAST_RUN),
+        "instincts": sum(1 for i in live if i.status == "active"),
+        "rules": sum(1 for i in live if i.status == "promoted"),
+    }
+
+
+def review_alert(waiting: int, threshold: int) -> str | None:
+    if waiting < max(1, threshold):
+        return None
+    return f"{waiting} suggestions wait for your review: run `cortex review`"
