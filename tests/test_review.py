@@ -226,3 +226,45 @@ def test_a_long_queue_is_flagged_in_the_briefing_and_the_status(repo: Path):
         alert = status(ctx)["learning"]["alert"]
         assert alert == "3 suggestions wait for your review: run `cortex review`"
         assert f"⚑ {alert}" in make_briefing(ctx).markdown
+
+
+# ----------------------------------------------------------------- the dream
+
+
+def test_the_dream_is_a_dry_run_with_a_report_until_told_to_apply(repo: Path):
+    from cortexmem.services.dream import dream
+
+    rules = repo / ".claude" / "rules"
+    rules.mkdir(parents=True)
+    (rules / "cortex-generated-rules.md").write_text(
+        "# Rules\n\n- Run tests with `uv run pytest` always.\n- See [the notes](docs/none.md).\n"
+        "- Run tests with `uv run pytest` always.\n"
+    )
+    old = Observation(session_id="s-old", tool="Read", ok=True, at="2020-01-01T00:00:00.000000Z")
+    with Context.for_cwd(repo) as ctx:
+        store = ctx.writable("project")
+        store.record_capture([failure(n) for n in range(3)], to_memories, None, [old])
+        dry = dream(ctx)
+        assert dry.dry_run and dry.compacted == 1 and dry.queued == 0
+        assert [d.split(" (")[0] for d in dry.drafts] == ["Recurring failure: uv run pytest"]
+        kinds = sorted(f.kind for f in dry.findings)
+        assert kinds == ["dead_link", "same_entry"]
+        assert Path(str(dry.report)).read_text().startswith("# Cortex dream — ")
+        assert store.count_suggestions() == 0 and len(list(store.iter_observations())) == 1
+        done = dream(ctx, apply=True)
+        assert done.queued == 1 and store.count_suggestions() == 1
+        assert list(store.iter_observations()) == []
+        assert done.fixed == [".claude/rules/cortex-generated-rules.md"]
+        assert (rules / "cortex-generated-rules.md").read_text().count("uv run pytest") == 1
+        assert dream(ctx, apply=True).queued == 0  # proposed once
+
+
+def test_a_second_dream_is_refused_while_one_runs(repo: Path):
+    from cortexmem.services.briefing_cache import PidLock
+    from cortexmem.services.dream import LOCK, DreamBusy, dream
+
+    with Context.for_cwd(repo) as ctx:
+        ctx.writable("project")
+        with PidLock(str(ctx.paths.data_dir / LOCK)), pytest.raises(DreamBusy):
+            dream(ctx)
+        assert dream(ctx).dry_run  # free again once the first is done

@@ -245,6 +245,39 @@ def audit(click_ctx: click.Context, as_json: bool, limit: int) -> None:
         click.echo(f"{e.at}  {e.who}  {e.action}  {e.suggestion_id}  {e.target}")
 
 
+# ------------------------------------------------------------------------------------- dream
+
+
+@click.command()
+@click.option("--apply", "do_apply", is_flag=True, help="Act (default: a dry run, a report only).")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON report.")
+@click.pass_context
+def dream(click_ctx: click.Context, do_apply: bool, as_json: bool) -> None:
+    """Consolidate: draft repeated failures as suggestions, compact old observations, check
+    Cortex's rule and memory files (dead links, duplicates, obsolete entries).
+
+    A dry run by default, with a timestamped report in .cortex/dream/; --apply queues the
+    suggestions and compacts, and never merges anything into a permanent file: that stays
+    a person's yes in `cortex review`.
+    """
+    from cortexmem.services.dream import dream as run
+
+    report = run(open_context(click_ctx), apply=do_apply)
+    if as_json:
+        print_json(report.to_dict())
+        return
+    verb = "would" if report.dry_run else "did"
+    click.echo(
+        f"Dream ({'dry run' if report.dry_run else 'applied'}): {len(report.drafts)} repeated "
+        f"failures to propose, {report.compacted} old observations {verb} go, "
+        f"{len(report.findings)} hygiene findings."
+    )
+    for finding in report.findings[:20]:
+        click.echo(f"  {finding.kind}: {finding.file}: {finding.detail}")
+    click.echo(f"Report: {report.report}")
+
+
 def register(cli: click.Group) -> None:
     cli.add_command(learn)
     cli.add_command(review)
+    cli.add_command(dream)

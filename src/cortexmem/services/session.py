@@ -211,11 +211,16 @@ def lifecycle(ctx: Context, label: str, log: Log) -> None:
 
 def learning(ctx: Context, label: str, log: Log) -> bool:
     """The learning loop when it is due (``services.learn``): new observations since its
-    last run, and the interval of ``.cortex/learning.yaml`` passed. True when it ran."""
+    last run, and the interval of ``.cortex/learning.yaml`` passed; then the daily dream, as a
+    dry run (``services.dream``). True when the loop ran."""
     try:
+        from cortexmem.services.dream import maybe_dream
         from cortexmem.services.learn import maybe_learn
 
         report = maybe_learn(ctx)
+        dreamt = maybe_dream(ctx) if report is not None else None
+        if dreamt is not None:
+            log(f"{label}: dream (dry run): report {dreamt.report}")
         if report is None:
             return False
         p = report.plan

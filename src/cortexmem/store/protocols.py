@@ -578,6 +578,11 @@ class LearningStore(Protocol):
         """Observations at or after ``since`` (ISO time), oldest first."""
         ...
 
+    def prune_observations(self, before: str, *, dry_run: bool = False) -> int:
+        """Delete the observations older than ``before`` (the dream's compaction); how many
+        (``dry_run``: how many would be)."""
+        ...
+
     def observation_mark(self) -> int:
         """A number that grows with every observation stored (cheap: is anything new?)."""
         ...

@@ -55,6 +55,18 @@ class LearningRooms(Transactions):
         )
         return [row_to_observation(r) for r in rows]
 
+    def prune_observations(self, before: str, *, dry_run: bool = False) -> int:
+        if dry_run:
+            row = self.read(
+                lambda conn: conn.execute(
+                    "SELECT count(*) FROM observations WHERE at < ?", (before,)
+                ).fetchone()
+            )
+            return int(row[0])
+        return self.write(
+            lambda conn: conn.execute("DELETE FROM observations WHERE at < ?", (before,)).rowcount
+        )
+
     def observation_mark(self) -> int:
         row = self.read(lambda conn: conn.execute("SELECT max(seq) FROM observations").fetchone())
         return int(row[0] or 0)
