@@ -286,18 +286,24 @@ def test_learn_writes_instincts_the_summary_and_the_generated_rules(tmp_path: Pa
 TRANSCRIPTS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "transcripts"
 
 
-def test_history_gives_the_observations_once(tmp_path: Path):
+def ingest_real(tmp_path: Path, name: str = "entireio-cli"):
+    """``cortex ingest`` of one real multi-session project into a new folder: (folder, what
+    the ingest reported)."""
     from cortexmem.hosts.claude_code.reader import READER
     from cortexmem.services.ingest import ingest
 
-    source = TRANSCRIPTS / "entireio-cli"
+    source = TRANSCRIPTS / name
     if not source.is_dir():
         pytest.skip(f"{source} is not here (the shared real transcripts)")
     project = tmp_path / "proj"
-    project.mkdir()
-    first = ingest([source], reader=READER, into=project)
+    project.mkdir(exist_ok=True)
+    return project, ingest([source], reader=READER, into=project)
+
+
+def test_history_gives_the_observations_once(tmp_path: Path):
+    project, first = ingest_real(tmp_path)
     added = sum(t["observations_added"] for t in first.projects.values())
-    again = ingest([source], reader=READER, into=project)
+    _, again = ingest_real(tmp_path)
     assert added > 300  # eight real sessions' tool calls: time, tool, outcome, the two before
     assert sum(t["observations_added"] for t in again.projects.values()) == 0
     from cortexmem.project.paths import resolve
@@ -378,3 +384,53 @@ def test_a_window_of_one_session_does_not_confirm_itself():
     top = result.scored[0]
     assert top.pattern.label == "Grep->Read->Edit" and top.consistency == 0.5
     assert result.instincts == []  # 1.0 x 0.5 x ~1.0 < 50%: not even an instinct
+
+
+# ----------------------------------------------------------------- lessons and skills
+
+
+def test_a_substantial_real_session_gets_a_five_section_lesson(tmp_path: Path):
+    from cortexmem.core.retrospective import SECTIONS, session_lesson
+    from cortexmem.project.paths import resolve
+    from cortexmem.services.context import Context
+
+    project, _ = ingest_real(tmp_path)
+    with Context(resolve(project)) as ctx:
+        store = ctx.require("project")
+        observations = list(store.iter_observations())
+        tokens = store.session_tokens()
+        sizes = {s: sum(1 for o in observations if o.session_id == s) for s in tokens}
+        big = max(sizes, key=lambda s: sizes[s])
+        small = min(sizes, key=lambda s: sizes[s])
+        errors = store.recent_events(("error",), 500, session_id=big)
+        usual = [n for s, n in tokens.items() if s != big]
+        draft = session_lesson(big, observations, errors, tokens[big], usual, min_calls=40)
+        assert session_lesson(small, observations, [], tokens[small], usual, min_calls=40) is None
+    assert len(tokens) == 8 and all(n > 0 for n in tokens.values())
+    assert draft is not None and draft.destination == "brain_inbox"
+    assert [line[3:] for line in draft.text.splitlines() if line.startswith("## ")] == list(
+        SECTIONS
+    )
+    assert f"- Actual: {tokens[big]:,} tokens, {sizes[big]} tool calls" in draft.text
+    assert draft.target.startswith(".cortex/inbox/lesson-2026-02-0")
+
+
+def test_steps_repeated_across_three_sessions_become_a_skill():
+    from cortexmem.core.retrospective import skill_candidates, skill_draft
+
+    def shell(form: str) -> tuple[str, bool, str]:
+        return ("Bash", True, form)
+
+    steps = [shell("ruff check"), "Edit", shell("mypy"), shell("uv run pytest")]
+    sessions = {
+        f"s{n}": session(f"s{n}", DAY0 + timedelta(days=n), ["Read", "Edit", *steps])
+        for n in range(3)
+    }
+    sessions["other"] = session("other", DAY0, [shell("uv run pytest"), shell("ruff check")])
+    (found,) = skill_candidates(sessions, min_tasks=3)
+    assert found.steps == ("ruff check", "mypy", "uv run pytest")
+    draft = skill_draft(found)
+    assert draft.target == ".claude/skills/run-uv-run-pytest/SKILL.md"
+    assert draft.text.startswith("---\nname: run-uv-run-pytest\n")
+    assert "1. Run `ruff check`.\n2. Run `mypy`.\n3. Run `uv run pytest`." in draft.text
+    assert skill_candidates(sessions, min_tasks=4) == []

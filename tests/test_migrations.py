@@ -88,8 +88,8 @@ SEED_ROWS = {
         "'2025-01-28T00:00:00.000000Z')",
     ],
     14: [
-        "INSERT INTO learning_sessions (session_id, automated, entrypoint, seen_at) VALUES "
-        "('s-sdk', 1, 'sdk-cli', '2025-01-29T00:00:00.000000Z')",
+        "INSERT INTO learning_sessions (session_id, automated, entrypoint, seen_at, tokens) "
+        "VALUES ('s-sdk', 1, 'sdk-cli', '2025-01-29T00:00:00.000000Z', 1200)",
         "INSERT INTO instincts (key, kind, label, rule, confidence, score, observations, "
         "sessions, total_sessions, first_seen, last_seen, status, updated_at) VALUES "
         "('chain:Grep>Read>Edit', 'chain', 'Grep->Read->Edit', 'Frequent tool chain', 0.95, "

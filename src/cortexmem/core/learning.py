@@ -60,6 +60,11 @@ class LearningConfig:
     run_every_hours: float = 1.0
     recurring_failures: int = 3
     review_alert: int = 20
+    lesson_min_calls: int = 40
+    session_quiet_hours: float = 1.0
+    skill_min_tasks: int = 3
+    skills_every_days: float = 7.0
+    skills_window_days: float = 30.0
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any] | None) -> tuple[LearningConfig, list[str]]:

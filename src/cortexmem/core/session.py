@@ -154,6 +154,10 @@ class Entry:
     is_meta: bool = False
     subtype: str | None = None
     transcript_path: str | None = None
+    # What the model's answer cost (new input, cache writes and output tokens) and the id of
+    # the answer it belongs to (a host may split one answer over several records).
+    tokens: int = 0
+    message_id: str | None = None
 
     @property
     def text(self) -> str:

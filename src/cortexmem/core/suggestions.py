@@ -50,6 +50,9 @@ class Draft:
     drafted_by: str = "template"
     # The words that, found in the target file, mean it already says this (default: the text).
     essence: str = ""
+    # What identifies the proposal at its target when its text may change (a session's lesson,
+    # drafted again as more of the session is read): the key is made of it, not of the text.
+    ident: str = ""
 
 
 # ----------------------------------------------------------------- keys and duplicates
@@ -62,6 +65,12 @@ def _words(text: str) -> str:
 def suggestion_key(destination: str, target: str, text: str) -> str:
     digest = hashlib.sha256(_words(text).encode()).hexdigest()[:16]
     return f"{destination}:{target}:{digest}"
+
+
+def draft_key(draft: Draft) -> str:
+    if draft.ident:
+        return f"{draft.destination}:{draft.target}:{draft.ident}"
+    return suggestion_key(draft.destination, draft.target, draft.text.strip()[:MAX_TEXT])
 
 
 def already_said(existing: str, text: str) -> bool:
@@ -85,7 +94,7 @@ def to_suggestion(draft: Draft, before: str, now: str) -> Suggestion:
         text=text,
         rationale=draft.rationale,
         source=draft.source,
-        key=suggestion_key(draft.destination, draft.target, text),
+        key=draft_key(draft),
         before=before,
         after=change(draft.destination, before, text, draft.title),
         evidence=draft.evidence,
@@ -102,7 +111,7 @@ def select(drafts: Iterable[Draft], known_keys: set[str], contents: dict[str, st
     out: list[Draft] = []
     seen = set(known_keys)
     for d in sorted(drafts, key=lambda d: (-d.recurrence, -len(d.evidence), d.title)):
-        key = suggestion_key(d.destination, d.target, d.text.strip()[:MAX_TEXT])
+        key = draft_key(d)
         if key in seen or already_said(contents.get(d.target, ""), d.essence or d.text):
             continue
         seen.add(key)

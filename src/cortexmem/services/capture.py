@@ -89,6 +89,7 @@ class TranscriptReport:
     restarted: bool = False
     finished: bool = True
     partial_tail: bool = False
+    tokens: int = 0  # what the answers read in this pass cost
     skipped: dict[str, int] = field(default_factory=dict)
 
     def add(self, result: CaptureResult) -> None:
@@ -269,6 +270,7 @@ def capture_transcript(
     episodes: list[Episode] = []
     pending_lines = 0
     end, end_line = offset, line
+    answers: dict[str, int] = {}  # one answer may span records: counted once, at its largest
 
     def cursor_at(due: bool) -> ExtractionCursor:
         return ExtractionCursor(
@@ -312,6 +314,9 @@ def capture_transcript(
     for entry, raw in reader.iter_entries(path, offset, line, stats):
         if entry is not None:
             report.entries += 1
+            if entry.tokens:
+                answer = entry.message_id or f"line:{raw.number}"
+                answers[answer] = max(answers.get(answer, 0), entry.tokens)
             try:
                 events.extend(extractor.feed(entry))
                 episodes.extend(said.feed(entry))
@@ -337,6 +342,7 @@ def capture_transcript(
                 bad(f"{key}:digest", None, exc)
             store.set_cursor(cursor_at(False))
     report.partial_tail = stats.partial_tail
+    report.tokens = sum(answers.values())
     report.skipped = {
         **{k: v for k, v in stats.skipped_types.items() if v},
         **({"malformed": stats.malformed} if stats.malformed else {}),
@@ -541,6 +547,9 @@ def capture_session(
         )
         if not live and report.transcripts[-1].finished:
             report.observations_added += observe_calls(store, path, reader, session_id, on_bad)
+    tokens = sum(t.tokens for t in report.transcripts)
+    if session_id and tokens:
+        store.add_session_tokens(session_id, tokens)
     return report
 
 

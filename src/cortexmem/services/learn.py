@@ -42,6 +42,7 @@ LEARNING_DIR = "learning"
 RULES_FILE = Path(".claude") / "rules" / "cortex-generated-rules.md"
 LAST_RUN = "last_run"
 LAST_MARK = "last_mark"
+LAST_SKILLS = "last_skills"
 
 
 def config_path(paths: ProjectPaths) -> Path:
@@ -134,9 +135,14 @@ def learn(
     if write_files:
         report.written = write_views(ctx.paths, result, config)
     if suggest:
-        from cortexmem.services.suggest import propose
+        from cortexmem.services.suggest import SOURCES, WEEKLY, propose
 
-        report.suggested = len(propose(ctx, config).queued)
+        last = store.learning_state(LAST_SKILLS)
+        weekly = last is None or now - parse_time(last) >= timedelta(days=config.skills_every_days)
+        sources = [s for s in SOURCES if weekly or s not in WEEKLY]
+        report.suggested = len(propose(ctx, config, sources=sources).queued)
+        if weekly:
+            store.save_instincts([], {LAST_SKILLS: result.now})
     return report
 
 

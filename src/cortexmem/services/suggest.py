@@ -6,6 +6,9 @@ Sources (each a function ``(ctx, config) -> drafts``, listed in ``SOURCES``):
   chain → a memory file;
 * recurring failures: a step that failed the same way ``recurring_failures`` (3) times or more
   (``error_resolved`` events) → CLAUDE.md;
+* session lessons: each substantial session (``lesson_min_calls`` tool calls) once quiet, its
+  five-section lesson → an inbox note (``core.retrospective``);
+* skills: step sequences repeated in ``skill_min_tasks`` sessions → a skill (weekly at Stop);
 * lessons (issue 15): the extension point. A lessons service adds its own function to
   ``SOURCES`` (or passes ``extra``), turning each learnable lesson into a ``Draft``; nothing
   else changes: keys, duplicates, ranking and the review are the same for every source.
@@ -19,11 +22,14 @@ the target file already says, are not queued.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from cortexmem.core.learning import LearningConfig
+from cortexmem.core.retrospective import session_lesson, skill_candidates, skill_draft
 from cortexmem.core.suggestions import (
     Draft,
     from_failure,
@@ -32,7 +38,7 @@ from cortexmem.core.suggestions import (
     select,
     to_suggestion,
 )
-from cortexmem.model import Suggestion, utc_now
+from cortexmem.model import Observation, Suggestion, format_time, utc_now
 from cortexmem.services.context import Context
 
 FAILURE_EVENTS = 20_000
@@ -55,8 +61,53 @@ def failure_drafts(ctx: Context, config: LearningConfig) -> list[Draft]:
     return [from_failure(r) for r in recurring_failures(events, config.recurring_failures)]
 
 
-# Lessons (issue 15) add their source here.
-SOURCES: list[Source] = [instinct_drafts, failure_drafts]
+def _sessions(ctx: Context, days: float) -> dict[str, list[Observation]]:
+    """The observations of the last ``days`` by session, automated sessions left out."""
+    store = ctx.store("project")
+    if store is None:
+        return {}
+    since = format_time(datetime.now(UTC) - timedelta(days=days))
+    automated = store.automated_sessions()
+    out: dict[str, list[Observation]] = defaultdict(list)
+    for o in store.observations_since(since):
+        if o.session_id not in automated:
+            out[o.session_id].append(o)
+    return out
+
+
+def lesson_drafts(ctx: Context, config: LearningConfig) -> list[Draft]:
+    """A lesson for each substantial session of the window that has gone quiet."""
+    store = ctx.store("project")
+    if store is None:
+        return []
+    quiet = format_time(datetime.now(UTC) - timedelta(hours=config.session_quiet_hours))
+    tokens = store.session_tokens()
+    drafts = []
+    for session, calls in _sessions(ctx, config.window_days).items():
+        if len(calls) < config.lesson_min_calls or max(o.at for o in calls) > quiet:
+            continue
+        usual = [n for s, n in tokens.items() if s != session]
+        errors = store.recent_events(("error",), 500, session_id=session)
+        draft = session_lesson(session, calls, errors, tokens.get(session, 0), usual,
+                               min_calls=config.lesson_min_calls)  # fmt: skip
+        if draft is not None:
+            drafts.append(draft)
+    return drafts
+
+
+def skill_drafts(ctx: Context, config: LearningConfig) -> list[Draft]:
+    """Skills for step sequences repeated across ``skill_min_tasks`` sessions."""
+    found = skill_candidates(
+        _sessions(ctx, config.skills_window_days), min_tasks=config.skill_min_tasks
+    )
+    return [skill_draft(c) for c in found]
+
+
+# Every source of suggestions. Lessons (issue 15) add their own here: a function turning each
+# learnable lesson into a ``Draft`` (destination, target, text, rationale, evidence).
+SOURCES: list[Source] = [instinct_drafts, failure_drafts, lesson_drafts, skill_drafts]
+# The pass over completed sessions for skills runs weekly at Stop (``services.learn``).
+WEEKLY: tuple[Source, ...] = (skill_drafts,)
 
 
 def target_path(ctx: Context, target: str) -> Path:

@@ -593,6 +593,14 @@ class LearningStore(Protocol):
 
     def session_marked(self, session_id: str) -> bool: ...
 
+    def add_session_tokens(self, session_id: str, tokens: int) -> None:
+        """Count tokens a session's answers cost (added to what was counted before)."""
+        ...
+
+    def session_tokens(self) -> dict[str, int]:
+        """Each session's tokens (those with any)."""
+        ...
+
     def automated_sessions(self) -> set[str]: ...
 
     def instincts(self, statuses: Sequence[str] | None = None) -> list[Instinct]:

@@ -6,12 +6,15 @@
 ALTER TABLE observations ADD COLUMN command TEXT;
 CREATE INDEX observations_session ON observations (session_id, at);
 
--- Sessions the loop leaves out (Cortex's own, scripted `claude -p` / SDK runs), with why.
+-- Each session as the loop sees it: whether a program started it (Cortex's own, scripted
+-- `claude -p` / SDK runs are not learned from; entrypoint NULL: not looked at yet) and the
+-- tokens its answers cost (a lesson's actual effort).
 CREATE TABLE learning_sessions (
     session_id   TEXT    PRIMARY KEY,
     automated    INTEGER NOT NULL CHECK (automated IN (0, 1)),
     entrypoint   TEXT,
-    seen_at      TEXT    NOT NULL
+    seen_at      TEXT    NOT NULL,
+    tokens       INTEGER NOT NULL DEFAULT 0 CHECK (tokens >= 0)
 );
 
 CREATE TABLE instincts (

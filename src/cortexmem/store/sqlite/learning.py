@@ -77,18 +77,37 @@ class LearningRooms(Transactions):
                 "INSERT INTO learning_sessions (session_id, automated, entrypoint, seen_at) "
                 "VALUES (?, ?, ?, ?) ON CONFLICT (session_id) DO UPDATE SET "
                 "automated = max(automated, excluded.automated), "
-                "entrypoint = coalesce(excluded.entrypoint, entrypoint)",
-                (session_id, int(automated), entrypoint, utc_now()),
+                "entrypoint = excluded.entrypoint",
+                (session_id, int(automated), entrypoint or "", utc_now()),
             )
         )
 
     def session_marked(self, session_id: str) -> bool:
         row = self.read(
             lambda conn: conn.execute(
-                "SELECT 1 FROM learning_sessions WHERE session_id = ?", (session_id,)
+                "SELECT 1 FROM learning_sessions WHERE session_id = ? AND entrypoint IS NOT NULL",
+                (session_id,),
             ).fetchone()
         )
         return row is not None
+
+    def add_session_tokens(self, session_id: str, tokens: int) -> None:
+        self.write(
+            lambda conn: conn.execute(
+                "INSERT INTO learning_sessions (session_id, automated, seen_at, tokens) "
+                "VALUES (?, 0, ?, ?) ON CONFLICT (session_id) DO UPDATE SET "
+                "tokens = tokens + excluded.tokens",
+                (session_id, utc_now(), max(0, tokens)),
+            )
+        )
+
+    def session_tokens(self) -> dict[str, int]:
+        rows = self.read(
+            lambda conn: conn.execute(
+                "SELECT session_id, tokens FROM learning_sessions WHERE tokens > 0"
+            ).fetchall()
+        )
+        return {r[0]: int(r[1]) for r in rows}
 
     def automated_sessions(self) -> set[str]:
         rows = self.read(

@@ -1,0 +1,188 @@
+"""After the work: a session's lesson draft, and skills from steps repeated across sessions.
+
+``session_lesson`` drafts the post-session lesson of the learning chapter, in five sections:
+estimated vs actual effort (tokens, against the project's usual session), the top 3 recurring
+errors, the top 3 patterns to standardise, one candidate doctrine, one tool to create. A
+session below ``min_calls`` tool calls is refused (not worth a lesson). The draft is a note for
+the inbox: a person decides what, if anything, becomes lasting.
+
+``skill_candidates`` finds sequences of a project's own steps (test, check, build commands)
+that came back in at least ``min_tasks`` sessions, each a skill proposal.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from cortexmem.core.extraction.commands import step_kind
+from cortexmem.core.learning import find_patterns
+from cortexmem.core.suggestions import INBOX_DIR, SKILLS_DIR, Draft, error_shape
+from cortexmem.model import Event, Observation, parse_time
+
+SECTIONS = (
+    "Effort: estimated vs actual",
+    "Top 3 recurring errors",
+    "Top 3 patterns to standardise",
+    "Candidate doctrine",
+    "Tool to create",
+)
+
+
+def _errors(
+    events: Iterable[Event], observations: Sequence[Observation]
+) -> list[tuple[str, str, int]]:
+    """The session's failures by shape, most frequent first, as (what failed, how it read,
+    how often): what the extraction recorded (``error`` events), else the failed calls."""
+    shapes: Counter[str] = Counter()
+    said: dict[str, tuple[str, str]] = {}
+    for e in events:
+        if e.kind != "error":
+            continue
+        line = str(e.payload.get("error") or e.content).strip()
+        target = str(e.payload.get("target") or e.payload.get("tool") or "").strip()
+        key = f"{target}: {error_shape(line)}"
+        shapes[key] += 1
+        said.setdefault(key, (target[:80], " ".join(e.content.split())[:160]))
+    if not shapes:
+        for o in observations:
+            if not o.ok:
+                key = o.command or o.tool
+                shapes[key] += 1
+                said.setdefault(key, (key, f"`{key}` failed" if o.command else f"{key} failed"))
+    return [(*said[k], n) for k, n in shapes.most_common(3)]
+
+
+def _hours(observations: Sequence[Observation]) -> float:
+    if len(observations) < 2:
+        return 0.0
+    times = sorted(o.at for o in observations)
+    return (parse_time(times[-1]) - parse_time(times[0])).total_seconds() / 3600
+
+
+def session_lesson(
+    session_id: str,
+    observations: Sequence[Observation],
+    events: Iterable[Event],
+    tokens: int,
+    usual_tokens: Sequence[int],
+    *,
+    min_calls: int,
+) -> Draft | None:
+    """The lesson draft of one finished session, or None when it is too small to teach."""
+    calls = [o for o in observations if o.session_id == session_id]
+    if len(calls) < max(1, min_calls):
+        return None
+    failed = sum(1 for o in calls if not o.ok)
+    day = min(o.at for o in calls)[:10]
+    usual = int(statistics.median(usual_tokens)) if usual_tokens else 0
+    if tokens and usual:
+        delta = f"{100 * (tokens - usual) / usual:+.0f}% against the usual session ({usual:,})"
+    else:
+        delta = "no earlier session to compare with"
+    effort = [
+        f"- Actual: {tokens:,} tokens, {len(calls)} tool calls ({failed} failed) over "
+        f"{_hours(calls):.1f} h." if tokens else
+        f"- Actual: {len(calls)} tool calls ({failed} failed) over {_hours(calls):.1f} h "
+        "(no token usage recorded).",
+        f"- Estimated (the project's median session): {usual:,} tokens; {delta}.",
+    ]  # fmt: skip
+    errors = _errors(events, calls)
+    patterns, _ = find_patterns(calls)
+    fixes = [p for p in patterns if p.kind == "fix"]
+    chains = [p for p in patterns if p.kind == "chain"]
+    runs = Counter(o.command for o in calls if o.ok and o.command and step_kind(o.command))
+    standard = [f"{p.rule} ({p.count}x)" for p in fixes]
+    standard += [f"Run `{step}` ({n}x)" for step, n in runs.most_common() if n > 1]
+    standard = (standard + [f"{p.label} ({p.count}x)" for p in chains])[:3]
+    retried = [p for p in patterns if p.kind == "retry" and p.family == "command-retry"]
+    if fixes:
+        doctrine = fixes[0].rule
+    elif errors:
+        doctrine = (f"Before running `{errors[0][0]}`, check what made it fail here: "
+                    f"{errors[0][1]}")  # fmt: skip
+    else:
+        doctrine = f"Keep the {chains[0].label} sequence." if chains else "None stood out."
+    if retried:
+        tool = (f"A pre-check for {retried[0].label.split(' error')[0]}: it failed and was "
+                f"run again as is {retried[0].count}x.")  # fmt: skip
+    elif errors:
+        tool = f"A pre-flight check for `{errors[0][0]}` that catches this failure before it runs."
+    else:
+        steps = Counter(o.command for o in calls if o.command and step_kind(o.command))
+        tool = (f"A one-word task for `{steps.most_common(1)[0][0]}` (run "
+                f"{steps.most_common(1)[0][1]}x)." if steps else "None needed.")  # fmt: skip
+    body = [
+        f"## {SECTIONS[0]}", "", *effort, "",
+        f"## {SECTIONS[1]}", "", *([f"- {e} ({n}x)" for _, e, n in errors] or ["- none"]), "",
+        f"## {SECTIONS[2]}", "", *([f"- {p}" for p in standard] or ["- none"]), "",
+        f"## {SECTIONS[3]}", "", f"- {doctrine}", "",
+        f"## {SECTIONS[4]}", "", f"- {tool}",
+    ]  # fmt: skip
+    short = session_id[:8]
+    return Draft(
+        "brain_inbox", f"{INBOX_DIR}/lesson-{day}-{short}.md", f"Lesson: session {short} ({day})",
+        "\n".join(body), f"A substantial session ended ({len(calls)} tool calls).",
+        f"session:{session_id}", (f"session {session_id}",), len(calls), ident="lesson",
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class SkillCandidate:
+    steps: tuple[str, ...]
+    sessions: tuple[str, ...]
+
+
+def _step_runs(observations: Sequence[Observation]) -> list[str]:
+    """The session's own steps (test, check, build commands that passed), in order, a step
+    run twice in a row kept once."""
+    out: list[str] = []
+    for o in sorted(observations, key=lambda o: o.at):
+        if o.ok and o.command and step_kind(o.command) and (not out or out[-1] != o.command):
+            out.append(o.command)
+    return out
+
+
+def skill_candidates(
+    by_session: Mapping[str, Sequence[Observation]], *, min_tasks: int, longest: int = 4
+) -> list[SkillCandidate]:
+    """Sequences of two to ``longest`` steps found in at least ``min_tasks`` sessions; the
+    longest first, a sequence inside a longer one already proposed left out."""
+    found: dict[tuple[str, ...], set[str]] = {}
+    for session, calls in by_session.items():
+        runs = _step_runs(calls)
+        for size in range(2, longest + 1):
+            for i in range(len(runs) - size + 1):
+                gram = tuple(runs[i : i + size])
+                if len(set(gram)) == size:
+                    found.setdefault(gram, set()).add(session)
+    ranked = sorted(
+        (g for g, s in found.items() if len(s) >= min_tasks),
+        key=lambda g: (-len(g), -len(found[g]), g),
+    )
+    kept: list[SkillCandidate] = []
+    for gram in ranked:
+        text = " ".join(gram)
+        if any(text in " ".join(k.steps) for k in kept):
+            continue
+        kept.append(SkillCandidate(gram, tuple(sorted(found[gram]))))
+    return kept
+
+
+def skill_draft(candidate: SkillCandidate) -> Draft:
+    name = "-".join(w for step in candidate.steps[-1:] for w in step.split() if w.isalnum())
+    name = f"run-{name or 'steps'}"[:50]
+    steps = "\n".join(f"{n}. Run `{s}`." for n, s in enumerate(candidate.steps, 1))
+    text = (
+        f"---\nname: {name}\ndescription: \"This project's usual sequence: "
+        f'{" then ".join(candidate.steps)}. Use it when finishing a change."\n---\n\n'
+        f"# {name}\n\n{steps}\n\nStop at the first step that fails and fix it before going on.\n"
+    )
+    return Draft(
+        "skill", f"{SKILLS_DIR}/{name}/SKILL.md", f"Skill: {' → '.join(candidate.steps)}", text,
+        f"The same steps ran in this order in {len(candidate.sessions)} sessions.",
+        f"skill:{'>'.join(candidate.steps)}",
+        tuple(f"session {s}" for s in candidate.sessions[:10]), len(candidate.sessions),
+    )  # fmt: skip
