@@ -173,7 +173,8 @@ def test_what_recurs_is_proposed_once_ranked_by_recurrence(repo: Path):
         # What CLAUDE.md already says is not proposed at all.
         refuse(ctx, fix.id, who="bob")
         (repo / "CLAUDE.md").write_text("Always run tests with `uv run pytest`.\n")
-        drafts = [d for d in instinct_drafts(ctx, LearningConfig()) if "uv run" in d.text]
+        drafts = [d for d in instinct_drafts(ctx, LearningConfig(), datetime.now(UTC))
+                  if "uv run" in d.text]  # fmt: skip
         said = {"CLAUDE.md": read_target(ctx, "CLAUDE.md")}
         assert drafts and select(drafts, set(), said) == []
 

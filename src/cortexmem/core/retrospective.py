@@ -34,8 +34,9 @@ SECTIONS = (
 def _errors(
     events: Iterable[Event], observations: Sequence[Observation]
 ) -> list[tuple[str, str, int]]:
-    """The session's failures by shape, most frequent first, as (what failed, how it read,
-    how often): what the extraction recorded (``error`` events), else the failed calls."""
+    """The session's failures by shape, most frequent first, as (the command that failed, or
+    "" for another tool's failure; how it read; how often): what the extraction recorded
+    (``error`` events), else the failed calls."""
     shapes: Counter[str] = Counter()
     said: dict[str, tuple[str, str]] = {}
     for e in events:
@@ -45,14 +46,18 @@ def _errors(
         target = str(e.payload.get("target") or e.payload.get("tool") or "").strip()
         key = f"{target}: {error_shape(line)}"
         shapes[key] += 1
-        said.setdefault(key, (target[:80], " ".join(e.content.split())[:160]))
+        command = target[:80] if e.payload.get("call") == "shell" else ""
+        said.setdefault(key, (command, " ".join(e.content.split())[:160]))
     if not shapes:
         for o in observations:
             if not o.ok:
                 key = o.command or o.tool
                 shapes[key] += 1
-                said.setdefault(key, (key, f"`{key}` failed" if o.command else f"{key} failed"))
-    return [(*said[k], n) for k, n in shapes.most_common(3)]
+                said.setdefault(key, (o.command or "", f"`{key}` failed" if o.command
+                                      else f"{key} failed"))  # fmt: skip
+    # Failures of commands first (a doctrine or a tool can be drawn from them), then the rest.
+    ranked = sorted(shapes, key=lambda k: (-shapes[k], not said[k][0]))
+    return [(*said[k], shapes[k]) for k in ranked[:3]]
 
 
 def _hours(observations: Sequence[Observation]) -> float:
@@ -78,42 +83,48 @@ def session_lesson(
     failed = sum(1 for o in calls if not o.ok)
     day = min(o.at for o in calls)[:10]
     usual = int(statistics.median(usual_tokens)) if usual_tokens else 0
-    if tokens and usual:
-        delta = f"{100 * (tokens - usual) / usual:+.0f}% against the usual session ({usual:,})"
-    else:
-        delta = "no earlier session to compare with"
     effort = [
         f"- Actual: {tokens:,} tokens, {len(calls)} tool calls ({failed} failed) over "
         f"{_hours(calls):.1f} h." if tokens else
         f"- Actual: {len(calls)} tool calls ({failed} failed) over {_hours(calls):.1f} h "
         "(no token usage recorded).",
-        f"- Estimated (the project's median session): {usual:,} tokens; {delta}.",
     ]  # fmt: skip
+    if tokens and usual:
+        effort.append(f"- Estimated (the project's median session): {usual:,} tokens; "
+                      f"{100 * (tokens - usual) / usual:+.0f}%.")  # fmt: skip
+    else:
+        effort.append("- Estimated: no earlier session of this project to compare with.")
     errors = _errors(events, calls)
     patterns, _ = find_patterns(calls)
     fixes = [p for p in patterns if p.kind == "fix"]
-    chains = [p for p in patterns if p.kind == "chain"]
+    # A chain of one tool repeated (Read->Read->Read) is no pattern to standardise.
+    chains = [p for p in patterns if p.kind == "chain" and len(set(p.label.split("->"))) > 1]
     runs = Counter(o.command for o in calls if o.ok and o.command and step_kind(o.command))
     standard = [f"{p.rule} ({p.count}x)" for p in fixes]
     standard += [f"Run `{step}` ({n}x)" for step, n in runs.most_common() if n > 1]
     standard = (standard + [f"{p.label} ({p.count}x)" for p in chains])[:3]
-    retried = [p for p in patterns if p.kind == "retry" and p.family == "command-retry"]
+    retried = [p for p in patterns if p.family == "command-retry" and p.count > 1]
+    # A doctrine and a tool come from what repeated: a fix, a command that failed twice or
+    # more, the step run most; a one-off failure teaches nothing lasting.
+    repeated = [e for e in errors if e[0] and e[2] > 1]
+    top_step = runs.most_common(1)[0] if runs else None
     if fixes:
         doctrine = fixes[0].rule
-    elif errors:
-        doctrine = (f"Before running `{errors[0][0]}`, check what made it fail here: "
-                    f"{errors[0][1]}")  # fmt: skip
+    elif repeated:
+        doctrine = f"Before running `{repeated[0][0]}`, check what made it fail: {repeated[0][1]}"
+    elif top_step and top_step[1] > 1:
+        doctrine = f"Check a change with `{top_step[0]}` (run {top_step[1]}x in this session)."
     else:
         doctrine = f"Keep the {chains[0].label} sequence." if chains else "None stood out."
     if retried:
         tool = (f"A pre-check for {retried[0].label.split(' error')[0]}: it failed and was "
                 f"run again as is {retried[0].count}x.")  # fmt: skip
-    elif errors:
-        tool = f"A pre-flight check for `{errors[0][0]}` that catches this failure before it runs."
+    elif repeated:
+        tool = f"A pre-flight check for `{repeated[0][0]}` that catches this failure first."
+    elif top_step and top_step[1] > 2:
+        tool = f"A one-word task for `{top_step[0]}` (run {top_step[1]}x)."
     else:
-        steps = Counter(o.command for o in calls if o.command and step_kind(o.command))
-        tool = (f"A one-word task for `{steps.most_common(1)[0][0]}` (run "
-                f"{steps.most_common(1)[0][1]}x)." if steps else "None needed.")  # fmt: skip
+        tool = "None needed."
     body = [
         f"## {SECTIONS[0]}", "", *effort, "",
         f"## {SECTIONS[1]}", "", *([f"- {e} ({n}x)" for _, e, n in errors] or ["- none"]), "",

@@ -124,7 +124,8 @@ def select(drafts: Iterable[Draft], known_keys: set[str], contents: dict[str, st
 
 def from_instinct(instinct: Instinct) -> Draft | None:
     """A promoted instinct as a lasting instruction: a command fix or a retry habit goes to
-    CLAUDE.md; a tool chain is a workflow worth keeping as a memory file."""
+    CLAUDE.md; a chain of three different tools is a workflow worth keeping as a memory file
+    (a tool repeated is not)."""
     evidence = (
         f"{instinct.observations} times over {instinct.sessions} of {instinct.total_sessions} "
         f"sessions, {instinct.first_seen[:10]} to {instinct.last_seen[:10]}",
@@ -147,6 +148,8 @@ def from_instinct(instinct: Instinct) -> Draft | None:
             f"- {text}; before running it again, check what it needs.",
             why, f"instinct:{instinct.key}", evidence, instinct.observations,
         )  # fmt: skip
+    if len(set(instinct.label.split("->"))) < 3:
+        return None  # Bash->Bash->Bash: a habit, nothing a person would write down
     slug = re.sub(r"[^a-z0-9]+", "-", instinct.label.lower()).strip("-")
     return Draft(
         "memory", f"{MEMORY_DIR}/workflow-{slug}.md", f"Workflow: {instinct.label}",

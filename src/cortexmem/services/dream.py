@@ -112,12 +112,12 @@ def _dream(ctx: Context, apply: bool, now: datetime) -> DreamReport:
     config, _ = load_config(ctx.paths)
     report = DreamReport(format_time(now), dry_run=not apply)
     store = ctx.writable("project") if apply else ctx.store("project")
-    drafts = failure_drafts(ctx, config)
+    drafts = failure_drafts(ctx, config, now)
     known = store.suggestion_keys() if store is not None else set()
     fresh = select(drafts, known, {d.target: read_target(ctx, d.target) for d in drafts})
     report.drafts = [f"{d.title} ({d.recurrence}x): {d.text}" for d in fresh]
     if apply and fresh:
-        report.queued = len(propose(ctx, config, sources=[failure_drafts]).queued)
+        report.queued = len(propose(ctx, config, sources=[failure_drafts], now=now).queued)
     if store is not None:
         keep = timedelta(days=config.window_days + config.archive_after_days)
         report.compacted = store.prune_observations(format_time(now - keep), dry_run=not apply)

@@ -140,7 +140,7 @@ def learn(
         last = store.learning_state(LAST_SKILLS)
         weekly = last is None or now - parse_time(last) >= timedelta(days=config.skills_every_days)
         sources = [s for s in SOURCES if weekly or s not in WEEKLY]
-        report.suggested = len(propose(ctx, config, sources=sources).queued)
+        report.suggested = len(propose(ctx, config, sources=sources, now=now).queued)
         if weekly:
             store.save_instincts([], {LAST_SKILLS: result.now})
     return report

@@ -42,10 +42,11 @@ from cortexmem.model import Observation, Suggestion, format_time, utc_now
 from cortexmem.services.context import Context
 
 FAILURE_EVENTS = 20_000
-Source = Callable[[Context, LearningConfig], list[Draft]]
+# A source: (the project, the loop's settings, the time it runs at) → drafts.
+Source = Callable[[Context, LearningConfig, datetime], list[Draft]]
 
 
-def instinct_drafts(ctx: Context, config: LearningConfig) -> list[Draft]:
+def instinct_drafts(ctx: Context, config: LearningConfig, now: datetime) -> list[Draft]:
     store = ctx.store("project")
     if store is None:
         return []
@@ -53,7 +54,7 @@ def instinct_drafts(ctx: Context, config: LearningConfig) -> list[Draft]:
     return [d for d in drafts if d is not None]
 
 
-def failure_drafts(ctx: Context, config: LearningConfig) -> list[Draft]:
+def failure_drafts(ctx: Context, config: LearningConfig, now: datetime) -> list[Draft]:
     store = ctx.store("project")
     if store is None:
         return []
@@ -61,29 +62,29 @@ def failure_drafts(ctx: Context, config: LearningConfig) -> list[Draft]:
     return [from_failure(r) for r in recurring_failures(events, config.recurring_failures)]
 
 
-def _sessions(ctx: Context, days: float) -> dict[str, list[Observation]]:
+def _sessions(ctx: Context, days: float, now: datetime) -> dict[str, list[Observation]]:
     """The observations of the last ``days`` by session, automated sessions left out."""
     store = ctx.store("project")
     if store is None:
         return {}
-    since = format_time(datetime.now(UTC) - timedelta(days=days))
+    since, until = format_time(now - timedelta(days=days)), format_time(now)
     automated = store.automated_sessions()
     out: dict[str, list[Observation]] = defaultdict(list)
     for o in store.observations_since(since):
-        if o.session_id not in automated:
+        if o.session_id not in automated and o.at <= until:
             out[o.session_id].append(o)
     return out
 
 
-def lesson_drafts(ctx: Context, config: LearningConfig) -> list[Draft]:
+def lesson_drafts(ctx: Context, config: LearningConfig, now: datetime) -> list[Draft]:
     """A lesson for each substantial session of the window that has gone quiet."""
     store = ctx.store("project")
     if store is None:
         return []
-    quiet = format_time(datetime.now(UTC) - timedelta(hours=config.session_quiet_hours))
+    quiet = format_time(now - timedelta(hours=config.session_quiet_hours))
     tokens = store.session_tokens()
     drafts = []
-    for session, calls in _sessions(ctx, config.window_days).items():
+    for session, calls in _sessions(ctx, config.window_days, now).items():
         if len(calls) < config.lesson_min_calls or max(o.at for o in calls) > quiet:
             continue
         usual = [n for s, n in tokens.items() if s != session]
@@ -95,10 +96,10 @@ def lesson_drafts(ctx: Context, config: LearningConfig) -> list[Draft]:
     return drafts
 
 
-def skill_drafts(ctx: Context, config: LearningConfig) -> list[Draft]:
+def skill_drafts(ctx: Context, config: LearningConfig, now: datetime) -> list[Draft]:
     """Skills for step sequences repeated across ``skill_min_tasks`` sessions."""
     found = skill_candidates(
-        _sessions(ctx, config.skills_window_days), min_tasks=config.skill_min_tasks
+        _sessions(ctx, config.skills_window_days, now), min_tasks=config.skill_min_tasks
     )
     return [skill_draft(c) for c in found]
 
@@ -184,10 +185,13 @@ def propose(
     extra: Iterable[Draft] = (),
     sources: Sequence[Source] | None = None,
     dry_run: bool = False,
+    now: datetime | None = None,
 ) -> ProposeReport:
     """Draft suggestions from every source and queue the new ones (see the module)."""
     report = ProposeReport()
-    drafts = [d for source in (sources or SOURCES) for d in source(ctx, config)] + list(extra)
+    moment = now or datetime.now(UTC)
+    chosen_sources = SOURCES if sources is None else sources
+    drafts = [d for source in chosen_sources for d in source(ctx, config, moment)] + list(extra)
     report.drafts = len(drafts)
     store = ctx.store("project") if dry_run else ctx.writable("project")
     known = store.suggestion_keys() if store is not None else set()
@@ -204,8 +208,8 @@ def propose(
             except Exception as exc:  # the template stays
                 report.model_errors.append(f"{type(exc).__name__}: {exc}"[:300])
         chosen = select(chosen, known, contents)
-    now = utc_now()
-    report.queued = [to_suggestion(d, contents.get(d.target, ""), now) for d in chosen]
+    stamp = utc_now()
+    report.queued = [to_suggestion(d, contents.get(d.target, ""), stamp) for d in chosen]
     if not dry_run and store is not None and report.queued:
         store.add_suggestions(report.queued)
     return report
