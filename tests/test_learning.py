@@ -394,7 +394,9 @@ def test_a_substantial_real_session_gets_a_five_section_lesson(tmp_path: Path):
     from cortexmem.project.paths import resolve
     from cortexmem.services.context import Context
 
-    project, _ = ingest_real(tmp_path)
+    project, _ = ingest_real(
+        tmp_path, "claude-code-log-real_projects/-Users-dain-workspace-claude-code-log-sample"
+    )
     with Context(resolve(project)) as ctx:
         store = ctx.require("project")
         observations = list(store.iter_observations())
@@ -406,13 +408,15 @@ def test_a_substantial_real_session_gets_a_five_section_lesson(tmp_path: Path):
         usual = [n for s, n in tokens.items() if s != big]
         draft = session_lesson(big, observations, errors, tokens[big], usual, min_calls=40)
         assert session_lesson(small, observations, [], tokens[small], usual, min_calls=40) is None
-    assert len(tokens) == 8 and all(n > 0 for n in tokens.values())
+    assert len(tokens) >= 8 and all(n > 0 for n in tokens.values())
     assert draft is not None and draft.destination == "brain_inbox"
     assert [line[3:] for line in draft.text.splitlines() if line.startswith("## ")] == list(
         SECTIONS
     )
     assert f"- Actual: {tokens[big]:,} tokens, {sizes[big]} tool calls" in draft.text
-    assert draft.target.startswith(".cortex/inbox/lesson-2026-02-0")
+    assert draft.target.startswith(".cortex/inbox/lesson-2025-07-")
+    # What came back in the session: `uv run pytest` failed and was run again as is.
+    assert "- A pre-check for `uv run pytest`: it failed and was run again as is" in draft.text
 
 
 def test_steps_repeated_across_three_sessions_become_a_skill():

@@ -3,7 +3,9 @@
 ``session_lesson`` drafts the post-session lesson of the learning chapter, in five sections:
 estimated vs actual effort (tokens, against the project's usual session), the top 3 recurring
 errors, the top 3 patterns to standardise, one candidate doctrine, one tool to create. A
-session below ``min_calls`` tool calls is refused (not worth a lesson). The draft is a note for
+session below ``min_calls`` tool calls is refused (not worth a lesson), and so is one where
+nothing came back (no fix, no command that failed twice, no command retried as is twice): the
+doctrine and the tool are drawn from what repeated. The draft is a note for
 the inbox: a person decides what, if anything, becomes lasting.
 
 ``skill_candidates`` finds sequences of a project's own steps (test, check, build commands)
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 
 from cortexmem.core.extraction.commands import step_kind
 from cortexmem.core.learning import find_patterns
+from cortexmem.core.privacy import strip_personal
 from cortexmem.core.suggestions import INBOX_DIR, SKILLS_DIR, Draft, error_shape
 from cortexmem.model import Event, Observation, parse_time
 
@@ -47,7 +50,7 @@ def _errors(
         key = f"{target}: {error_shape(line)}"
         shapes[key] += 1
         command = target[:80] if e.payload.get("call") == "shell" else ""
-        said.setdefault(key, (command, " ".join(e.content.split())[:160]))
+        said.setdefault(key, (command, strip_personal(" ".join(e.content.split()))[:160]))
     if not shapes:
         for o in observations:
             if not o.ok:
@@ -107,6 +110,8 @@ def session_lesson(
     # A doctrine and a tool come from what repeated: a fix, a command that failed twice or
     # more, the step run most; a one-off failure teaches nothing lasting.
     repeated = [e for e in errors if e[0] and e[2] > 1]
+    if not (fixes or repeated or retried):
+        return None  # nothing came back in the session: nothing lasting to learn from it
     top_step = runs.most_common(1)[0] if runs else None
     if fixes:
         doctrine = fixes[0].rule

@@ -149,7 +149,7 @@ def from_instinct(instinct: Instinct) -> Draft | None:
             why, f"instinct:{instinct.key}", evidence, instinct.observations,
         )  # fmt: skip
     if len(set(instinct.label.split("->"))) < 3:
-        return None  # Bash->Bash->Bash: a habit, nothing a person would write down
+        return None  # one tool over and over: a habit, nothing a person would write down
     slug = re.sub(r"[^a-z0-9]+", "-", instinct.label.lower()).strip("-")
     return Draft(
         "memory", f"{MEMORY_DIR}/workflow-{slug}.md", f"Workflow: {instinct.label}",
