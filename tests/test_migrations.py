@@ -87,6 +87,23 @@ SEED_ROWS = {
         "INSERT INTO distill_state (session_id, last_line, distilled_at) VALUES ('s-1', 3, "
         "'2025-01-28T00:00:00.000000Z')",
     ],
+    14: [
+        "INSERT INTO learning_sessions (session_id, automated, entrypoint, seen_at, tokens) "
+        "VALUES ('s-sdk', 1, 'sdk-cli', '2025-01-29T00:00:00.000000Z', 1200)",
+        "INSERT INTO instincts (key, kind, label, rule, confidence, score, observations, "
+        "sessions, total_sessions, first_seen, last_seen, status, updated_at) VALUES "
+        "('chain:Grep>Read>Edit', 'chain', 'Grep->Read->Edit', 'Frequent tool chain', 0.95, "
+        "1.0, 30, 4, 4, '2025-01-25T00:00:00.000000Z', '2025-01-29T00:00:00.000000Z', "
+        "'promoted', '2025-01-29T00:00:00.000000Z')",
+        "INSERT INTO learning_state (key, value) VALUES ('last_run', "
+        "'2025-01-29T00:00:00.000000Z')",
+        "INSERT INTO suggestions (id, destination, target, title, text, rationale, source, key, "
+        "created_at) VALUES ('sg-1', 'claude_md', 'CLAUDE.md', 'Run tests', "
+        "'Run tests with uv run pytest', 'seen 6x', 'instinct', 'claude_md:uv', "
+        "'2025-01-29T00:00:00.000000Z')",
+        "INSERT INTO audit_log (at, who, action, suggestion_id, target) VALUES "
+        "('2025-01-29T00:00:00.000000Z', 'alice', 'apply', 'sg-1', 'CLAUDE.md')",
+    ],
 }
 
 

@@ -555,6 +555,8 @@ class Observation:
     prev2_tool: str | None = None
     tool_use_id: str | None = None
     branch: str | None = None
+    # A shell command's form (``uv run pytest``: core.command_form), never its arguments.
+    command: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.session_id, str) or not self.session_id:
@@ -579,4 +581,132 @@ class Observation:
             "prev2_tool": self.prev2_tool,
             "tool_use_id": self.tool_use_id,
             "branch": self.branch,
+            "command": self.command,
+        }
+
+
+INSTINCT_KINDS: Final = ("chain", "retry", "fix")
+INSTINCT_STATUSES: Final = ("active", "promoted", "archived")
+
+
+@dataclass(frozen=True)
+class Instinct:
+    """A pattern the learning loop keeps seeing (stage 3): a hypothesis with its evidence.
+
+    ``key`` names the pattern (``chain:Grep>Read>Edit``, ``retry:Bash``,
+    ``fix:pytest>uv run pytest``); ``score`` is frequency × consistency when it was last seen
+    in the window, ``confidence`` that score decayed to ``updated_at`` (``core.learning``).
+    ``promoted`` instincts are the generated rules; ``archived`` ones left active tracking.
+    """
+
+    key: str
+    kind: str
+    label: str
+    rule: str
+    confidence: float
+    score: float
+    observations: int
+    sessions: int
+    total_sessions: int
+    first_seen: str
+    last_seen: str
+    status: str = "active"
+    updated_at: str = ""
+    promoted_at: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in INSTINCT_KINDS:
+            raise ValueError(f"unknown instinct kind {self.kind!r}")
+        if self.status not in INSTINCT_STATUSES:
+            raise ValueError(f"unknown instinct status {self.status!r}")
+        for name in ("confidence", "score"):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0 or math.isnan(value):
+                raise ValueError(f"{name} must be within [0, 1]")
+        _timestamp("first_seen", self.first_seen)
+        _timestamp("last_seen", self.last_seen)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "kind": self.kind,
+            "label": self.label,
+            "rule": self.rule,
+            "confidence": round(self.confidence, 4),
+            "score": round(self.score, 4),
+            "observations": self.observations,
+            "sessions": self.sessions,
+            "total_sessions": self.total_sessions,
+            "first_seen": self.first_seen,
+            "last_seen": self.last_seen,
+            "status": self.status,
+            "updated_at": self.updated_at,
+            "promoted_at": self.promoted_at,
+        }
+
+
+# Where an approved suggestion lands (the learning chapter's six destinations).
+DESTINATIONS: Final = (
+    "claude_md",  # a rule in a CLAUDE.md directives file
+    "settings_json",  # hooks / permissions / env in .claude/settings.json
+    "memory",  # a tier-1 memory file, loaded in every session
+    "brain_inbox",  # a new note in the Zettelkasten inbox
+    "skill",  # a skill folder with its SKILL.md
+    "tool",  # a new tool or automation (a note describing it)
+)
+SUGGESTION_STATUSES: Final = ("pending", "applied", "refused", "modified")
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """A proposed lasting change, waiting for a person's yes (``cortex review``).
+
+    ``text`` is what would be written; ``before``/``after`` the target file's content around
+    the change (the diff shown); ``key`` identifies what is proposed so the same thing is not
+    proposed twice; ``recurrence`` how often its source was seen; ``evidence`` where.
+    """
+
+    id: str
+    destination: str
+    target: str
+    title: str
+    text: str
+    rationale: str
+    source: str
+    key: str
+    before: str = ""
+    after: str = ""
+    evidence: tuple[str, ...] = ()
+    recurrence: int = 1
+    status: str = "pending"
+    created_at: str = ""
+    decided_at: str | None = None
+    drafted_by: str = "template"
+
+    def __post_init__(self) -> None:
+        if self.destination not in DESTINATIONS:
+            raise ValueError(f"unknown destination {self.destination!r}")
+        if self.status not in SUGGESTION_STATUSES:
+            raise ValueError(f"unknown suggestion status {self.status!r}")
+        if not self.text.strip():
+            raise ValueError("a suggestion needs a text")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "destination": self.destination,
+            "target": self.target,
+            "title": self.title,
+            "text": self.text,
+            "rationale": self.rationale,
+            "source": self.source,
+            "key": self.key,
+            "before": self.before,
+            "after": self.after,
+            "evidence": list(self.evidence),
+            "recurrence": self.recurrence,
+            "status": self.status,
+            "created_at": self.created_at,
+            "decided_at": self.decided_at,
+            "drafted_by": self.drafted_by,
         }

@@ -32,6 +32,7 @@ from cortexmem.store.protocols import (
     EpisodeStore,
     EventStore,
     GraphStore,
+    LearningStore,
     LifecycleStore,
     MemoryStore,
     Store,
@@ -68,6 +69,7 @@ def test_the_backend_implements_every_protocol(store: Store):
         UpkeepStore,
         EventStore,
         EpisodeStore,
+        LearningStore,
         LifecycleStore,
         BackupStore,
         AIStore,
@@ -528,3 +530,87 @@ def test_replacing_tagged_versions_deletes_the_old_ones_but_never_a_pinned_one(s
     assert store.get_memory(second[0].id) is None
     kept = store.get_memory(pinned[0].id)
     assert kept is not None and kept.status == "superseded"
+
+
+# ----------------------------------------------------------------- learning and review
+
+
+def test_instincts_and_the_loops_state_are_saved_together(store: Store):
+    from cortexmem.model import Instinct
+
+    inst = Instinct(
+        key="chain:Grep>Read>Edit", kind="chain", label="Grep->Read->Edit",
+        rule="Frequent tool chain: Grep->Read->Edit (seen 30x)", confidence=0.95, score=1.0,
+        observations=30, sessions=4, total_sessions=4, first_seen="2026-03-06T09:00:00.000000Z",
+        last_seen="2026-03-11T09:00:26.000000Z", status="promoted",
+        updated_at="2026-03-11T21:00:00.000000Z", promoted_at="2026-03-11T21:00:00.000000Z",
+    )  # fmt: skip
+    store.save_instincts([inst], {"last_run": "2026-03-11T21:00:00.000000Z"})
+    assert store.instincts(("promoted",)) == [inst] and store.instincts(("active",)) == []
+    assert store.learning_state("last_run") == "2026-03-11T21:00:00.000000Z"
+    store.save_instincts([inst.__class__(**{**inst.to_dict(), "status": "archived",
+                                            "confidence": 0.2})], {})  # fmt: skip
+    assert [i.status for i in store.instincts()] == ["archived"]
+
+
+def test_observations_of_a_window_sessions_and_their_tokens(store: Store):
+    calls = [
+        Observation(session_id="a", tool="Bash", ok=False, at="2026-03-01T10:00:00.000000Z",
+                    tool_use_id="t1", command="pytest"),
+        Observation(session_id="a", tool="Bash", ok=True, at="2026-03-09T10:00:00.000000Z",
+                    tool_use_id="t2", command="uv run pytest"),
+    ]  # fmt: skip
+    store.record_capture([], lambda _: [], None, calls)
+    assert [o.command for o in store.observations_since("2026-03-05T00:00:00.000000Z")] == [
+        "uv run pytest"
+    ]
+    mark = store.observation_mark()
+    assert store.prune_observations("2026-03-05T00:00:00.000000Z", dry_run=True) == 1
+    assert store.prune_observations("2026-03-05T00:00:00.000000Z") == 1
+    assert store.observation_mark() == mark and len(list(store.iter_observations())) == 1
+    store.add_session_tokens("a", 1000)
+    assert not store.session_marked("a")  # tokens alone do not say what started it
+    store.mark_session("a", automated=True, entrypoint="sdk-cli")
+    store.mark_session("a", automated=False, entrypoint="cli")  # once automated, always
+    store.add_session_tokens("a", 500)
+    assert store.session_marked("a") and store.automated_sessions() == {"a"}
+    assert store.session_tokens() == {"a": 1500}
+
+
+def test_suggestions_are_queued_once_ranked_and_decided_with_an_audit_line(store: Store):
+    from dataclasses import replace
+
+    from cortexmem.model import Suggestion
+    from cortexmem.store.protocols import AuditEntry
+
+    def make(n: int, recurrence: int, evidence: int) -> Suggestion:
+        return Suggestion(
+            id=f"sg-{n}", destination="claude_md", target="CLAUDE.md", title=f"Rule {n}",
+            text=f"- Rule {n}.", rationale="seen", source="test", key=f"k{n}",
+            evidence=tuple(f"e{i}" for i in range(evidence)), recurrence=recurrence,
+            created_at=f"2026-03-0{n}T00:00:00.000000Z",
+        )  # fmt: skip
+
+    assert store.add_suggestions([make(1, 3, 1), make(2, 9, 1), make(3, 3, 4)]) == 3
+    # The same key again: not queued twice, but the pending one takes its recurrence.
+    again = replace(make(1, 5, 2), id="sg-9")
+    assert store.add_suggestions([again]) == 0
+    assert [s.id for s in store.suggestions()] == ["sg-2", "sg-1", "sg-3"]  # 9, 5, 3+4 evidence
+    assert store.suggestion_keys() == {"k1", "k2", "k3"}
+    (found,) = store.find_suggestions("sg-2")
+    store.decide_suggestion(
+        replace(found, status="applied", decided_at="2026-03-10T00:00:00.000000Z"),
+        AuditEntry(
+            None,
+            "2026-03-10T00:00:00.000000Z",
+            "alice",
+            "apply",
+            "sg-2",
+            "CLAUDE.md",
+            "--- a/CLAUDE.md\n",
+            None,
+        ),
+    )
+    assert store.count_suggestions() == 2 and store.count_suggestions("applied") == 1
+    (entry,) = store.audit_entries()
+    assert (entry.who, entry.action, entry.suggestion_id) == ("alice", "apply", "sg-2")

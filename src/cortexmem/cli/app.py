@@ -716,7 +716,8 @@ def _run_ingest(paths: list[Path], into: Path | None, as_json: bool) -> None:
     for project, totals in sorted(result.projects.items()):
         click.echo(
             f"{project}: {totals['sessions']} sessions, {totals['lines']} new lines, "
-            f"{totals['events_added']} events, {totals['memories_added']} memories"
+            f"{totals['events_added']} events, {totals['memories_added']} memories, "
+            f"{totals['observations_added']} tool calls observed"
         )
     for skipped in result.skipped:
         click.echo(f"  skipped {skipped.path}: {skipped.reason}", err=True)
@@ -778,9 +779,9 @@ def demo(keep: bool) -> None:
 
 
 def _register_more() -> None:
-    from cortexmem.cli import ai, brief, consolidate, distill, graph, lifecycle, mcp
+    from cortexmem.cli import ai, brief, consolidate, distill, graph, learning, lifecycle, mcp
 
-    for module in (graph, ai, brief, lifecycle, consolidate, mcp, distill):
+    for module in (graph, ai, brief, lifecycle, consolidate, mcp, distill, learning):
         module.register(cli)
 
 

@@ -159,6 +159,15 @@ def status_report(report: dict[str, Any]) -> None:
             console.print("  by status: " + ", ".join(f"{k} {v}" for k, v in others.items()))
     if "ai" in report:
         ai_report(report["ai"])
+    learning = report.get("learning")
+    if learning and (learning["last_run"] or learning["pending"]):
+        console.print()
+        console.print(
+            f"[bold]learning[/]  {learning['instincts']} instincts, {learning['rules']} rules, "
+            f"{learning['pending']} suggestions pending, last run {learning['last_run'] or '-'}"
+        )
+        if learning["alert"]:
+            console.print(f"  [bold yellow]⚑[/] {escape(learning['alert'])}")
 
 
 def ai_report(ai: dict[str, Any]) -> None:

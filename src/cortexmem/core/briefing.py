@@ -142,6 +142,7 @@ class BriefingInput:
     commands: Sequence[Command] = ()
     files: Sequence[str] = ()  # the files worked on most, most first
     sessions: Sequence[str] = ()  # the newest sessions' titles, newest first
+    alerts: Sequence[str] = ()  # what needs the person (a review queue grown too long)
 
 
 @dataclass
@@ -408,6 +409,7 @@ def header(data: BriefingInput) -> list[str]:
         f"# Cortex briefing — {data.project}{where}",
         "From earlier sessions (● sure ◐ likely ○ unsure: verify before relying on it); "
         "`cortex recall <question>` for more.",
+        *(f"⚑ {alert}" for alert in data.alerts),
     ]
 
 

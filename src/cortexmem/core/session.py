@@ -154,6 +154,10 @@ class Entry:
     is_meta: bool = False
     subtype: str | None = None
     transcript_path: str | None = None
+    # What the model's answer cost (new input, cache writes and output tokens) and the id of
+    # the answer it belongs to (a host may split one answer over several records).
+    tokens: int = 0
+    message_id: str | None = None
 
     @property
     def text(self) -> str:
@@ -200,3 +204,10 @@ class SessionInfo:
     branch: str | None
     version: str | None
     first_timestamp: str | None
+    # How the session was started (Claude Code: ``cli``, ``sdk-cli`` for ``claude -p``...).
+    entrypoint: str | None = None
+
+    @property
+    def automated(self) -> bool:
+        """Started by a program (an SDK, ``claude -p``), not by a person at a terminal."""
+        return bool(self.entrypoint) and str(self.entrypoint).startswith("sdk")

@@ -163,15 +163,19 @@ def gather(ctx: Context, branch: str | None, now: datetime) -> BriefingInput:
                 if branch and memory.branch == branch:
                     score += BRANCH_BOOST
                 items.append(Item(memory, score, note))
-    commands, files, sessions = [], [], []
+    commands, files, sessions, alerts = [], [], [], []
     project = ctx.store("project")
     if project is not None:
+        from cortexmem.services.learn import review_status
+
+        alert = review_status(ctx)["alert"]
+        alerts = [alert] if alert else []
         commands = howto_commands(project.recent_events(("command", "test_run"), COMMAND_EVENTS))
         files = worked_files(project.recent_events(("file_modified",), FILE_EVENTS))
         titles = [e.content for e in project.recent_events(("session_summary",), 3)]
         sessions = [t for t in dict.fromkeys(titles) if t]
     return BriefingInput(ctx.paths.name, branch, now, items, active_plan(ctx, branch),
-                         commands, files, sessions)  # fmt: skip
+                         commands, files, sessions, alerts)  # fmt: skip
 
 
 def make_briefing(

@@ -77,9 +77,12 @@ class PidLock:
     """An exclusive lock file holding its owner's PID. A lock whose owner is gone, or older
     than ``STALE_AFTER`` seconds, is stale and taken over."""
 
-    def __init__(self, path: str, wait: float = LOCK_WAIT) -> None:
+    def __init__(
+        self, path: str, wait: float = LOCK_WAIT, stale_after: float = STALE_AFTER
+    ) -> None:
         self.path = path
         self.wait = wait
+        self.stale_after = stale_after
         self.held = False
 
     def __enter__(self) -> PidLock:
@@ -109,7 +112,7 @@ class PidLock:
             age = time.time() - os.path.getmtime(self.path)
         except (OSError, ValueError):
             return True
-        return pid <= 0 or not _alive(pid) or age > STALE_AFTER
+        return pid <= 0 or not _alive(pid) or age > self.stale_after
 
     def __exit__(self, *exc: object) -> None:
         if self.held:

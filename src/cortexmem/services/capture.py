@@ -33,10 +33,19 @@ from cortexmem.core.extraction.digest import DIGEST_KINDS, digest_tag, session_d
 from cortexmem.core.extraction.events import ExtractionContext
 from cortexmem.core.extraction.extractor import Extractor
 from cortexmem.core.extraction.memories import to_memories
-from cortexmem.core.observations import to_observations
+from cortexmem.core.observations import CallObserver, to_observations
 from cortexmem.core.redact import redact_value
 from cortexmem.core.session import Dialect, Entry, ParseStats, RawLine, SessionInfo
-from cortexmem.model import Edge, Episode, Event, ExtractionCursor, Memory, Provenance, utc_now
+from cortexmem.model import (
+    Edge,
+    Episode,
+    Event,
+    ExtractionCursor,
+    Memory,
+    Observation,
+    Provenance,
+    utc_now,
+)
 from cortexmem.project.files import write_atomic
 from cortexmem.project.git import changed_files
 from cortexmem.project.log import log_line
@@ -46,8 +55,13 @@ from cortexmem.store.protocols import (
     EpisodeStore,
     EventStore,
     GraphStore,
+    LearningStore,
     MemoryStore,
 )
+
+
+class ObservationStore(EventStore, LearningStore, Protocol):
+    """Observations with their cursors, and the kind of each session (the learning loop)."""
 
 
 class CaptureStore(EventStore, MemoryStore, EpisodeStore, GraphStore, Protocol):
@@ -75,6 +89,7 @@ class TranscriptReport:
     restarted: bool = False
     finished: bool = True
     partial_tail: bool = False
+    tokens: int = 0  # what the answers read in this pass cost
     skipped: dict[str, int] = field(default_factory=dict)
 
     def add(self, result: CaptureResult) -> None:
@@ -255,6 +270,7 @@ def capture_transcript(
     episodes: list[Episode] = []
     pending_lines = 0
     end, end_line = offset, line
+    answers: dict[str, int] = {}  # one answer may span records: counted once, at its largest
 
     def cursor_at(due: bool) -> ExtractionCursor:
         return ExtractionCursor(
@@ -298,6 +314,9 @@ def capture_transcript(
     for entry, raw in reader.iter_entries(path, offset, line, stats):
         if entry is not None:
             report.entries += 1
+            if entry.tokens:
+                answer = entry.message_id or f"line:{raw.number}"
+                answers[answer] = max(answers.get(answer, 0), entry.tokens)
             try:
                 events.extend(extractor.feed(entry))
                 episodes.extend(said.feed(entry))
@@ -323,6 +342,7 @@ def capture_transcript(
                 bad(f"{key}:digest", None, exc)
             store.set_cursor(cursor_at(False))
     report.partial_tail = stats.partial_tail
+    report.tokens = sum(answers.values())
     report.skipped = {
         **{k: v for k, v in stats.skipped_types.items() if v},
         **({"malformed": stats.malformed} if stats.malformed else {}),
@@ -502,6 +522,8 @@ def capture_session(
     paths = session_transcripts(reader, transcript, agent_transcript) if transcript else []
     if transcript is None and agent_transcript is not None and agent_transcript.is_file():
         paths = [agent_transcript]
+    if session_id and transcript is not None and transcript.is_file():
+        mark_session(store, reader, transcript, session_id)
     for path in paths:
         if deadline is not None and time.monotonic() >= deadline:
             report.transcripts.append(TranscriptReport(str(path), finished=False))
@@ -523,7 +545,71 @@ def capture_session(
                 parent_branch=parent,
             )
         )
+        if not live and report.transcripts[-1].finished:
+            report.observations_added += observe_calls(store, path, reader, session_id, on_bad)
+    tokens = sum(t.tokens for t in report.transcripts)
+    if session_id and tokens:
+        store.add_session_tokens(session_id, tokens)
     return report
+
+
+def mark_session(
+    store: ObservationStore, reader: TranscriptReader, transcript: Path, session_id: str
+) -> None:
+    """Record once whether a session was started by a program (``claude -p``, an SDK):
+    the learning loop does not learn from those."""
+    if store.session_marked(session_id):
+        return
+    info = reader.session_info(transcript)
+    store.mark_session(session_id, automated=info.automated, entrypoint=info.entrypoint)
+
+
+# The cursor of the observations drawn from a transcript (beside its extraction cursor).
+CALLS_KEY = "calls:"
+
+
+def observe_calls(
+    store: ObservationStore,
+    path: Path,
+    reader: TranscriptReader,
+    session_id: str | None,
+    on_bad: Quarantine | None = None,
+) -> int:
+    """The observations of a transcript's tool calls that no tool hook spooled (history:
+    ``cortex ingest``, ``import-history``): read from their own cursor, committed with it, each
+    call stored once (the store keeps one observation per session and call id, so a call the
+    spool already recorded is not counted again). How many were added."""
+    path = path.resolve()
+    key = CALLS_KEY + str(path)
+    saved = store.get_cursor(key)
+    try:
+        offset, line, _ = resume_point(path, saved)
+    except OSError:
+        return 0
+    observer = CallObserver(session_id)
+    if saved is not None and offset > 0 and saved.state:
+        with contextlib.suppress(ValueError, AttributeError):
+            observer.restore(json.loads(saved.state))
+    found: list[Observation] = []
+    end, end_line = offset, line
+    for entry, raw in reader.iter_entries(path, offset, line):
+        if entry is not None:
+            try:
+                found.extend(observer.feed(entry))
+            except (ValueError, TypeError) as exc:
+                (on_bad or _log_nowhere)(f"{key}:{raw.number}", None, exc)
+        end, end_line = raw.end, raw.number
+    if end == offset:
+        return 0
+    cursor = ExtractionCursor(
+        transcript_path=key,
+        offset=end,
+        line=end_line,
+        head_hash=head_hash(path, end),
+        session_id=session_id,
+        state=json.dumps(observer.snapshot()),
+    )
+    return store.record_capture([], to_memories, cursor, found).observations_added
 
 
 def branch_at(reader: TranscriptReader, transcript: Path, sub: SessionInfo) -> str | None:

@@ -40,7 +40,14 @@ class IngestResult:
     def add(self, project: str, report: CaptureReport) -> None:
         totals = self.projects.setdefault(
             project,
-            {"sessions": 0, "transcripts": 0, "lines": 0, "events_added": 0, "memories_added": 0},
+            {
+                "sessions": 0,
+                "transcripts": 0,
+                "lines": 0,
+                "events_added": 0,
+                "memories_added": 0,
+                "observations_added": 0,
+            },
         )
         totals["sessions"] += 1
         for key, value in report.totals().items():

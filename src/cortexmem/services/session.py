@@ -4,9 +4,10 @@ in its transcript reader and its briefing writer, and logs the lines this report
 
 After a turn ends (``full``): capture; the queue of transcripts earlier hooks left unread, for
 at most ``QUEUE_BUDGET``; then the upkeep: the git projections and the briefing (one
-``publish.publish``), the daily lifecycle pass when ``LIFECYCLE_LEFT`` of the budget is still
-there, and, like after every capture, the consolidation trigger. Nothing after the capture may
-fail it: each step logs its own failure and the next one runs.
+``publish.publish``), the daily lifecycle pass and the learning loop (when due) when
+``LIFECYCLE_LEFT`` of the budget is still there, and, like after every capture, the
+consolidation trigger. Nothing after the capture may fail it: each step logs its own failure
+and the next one runs.
 
 The upkeep is not the capture: when the project's background worker (the recall server) takes
 it (``hand_off``), a turn's end does only the bounded capture, and the worker runs ``upkeep``
@@ -125,6 +126,8 @@ def after_capture(
     if full and report.finished and deadline - time.monotonic() > LIFECYCLE_LEFT:
         lifecycle(ctx, label, log)
         done.steps.append("lifecycle")
+        if learning(ctx, label, log):
+            done.steps.append("learning")
     consolidate(ctx, label, log, done.memories_added, deadline)
     return done
 
@@ -151,6 +154,7 @@ def upkeep(
     counted once per capture (``captures``: the memories each one added)."""
     refresh_projections(ctx, label, log, write_briefing)
     lifecycle(ctx, label, log)
+    learning(ctx, label, log)
     deadline = time.monotonic() + budget
     for added in captures or (0,):
         consolidate(ctx, label, log, added, deadline)
@@ -203,6 +207,29 @@ def lifecycle(ctx: Context, label: str, log: Log) -> None:
                 f"in {report.elapsed_ms:.0f} ms")  # fmt: skip
     except Exception as exc:  # upkeep must never fail a capture
         log(f"{label}: lifecycle pass failed: {type(exc).__name__}: {exc}")
+
+
+def learning(ctx: Context, label: str, log: Log) -> bool:
+    """The learning loop when it is due (``services.learn``): new observations since its
+    last run, and the interval of ``.cortex/learning.yaml`` passed; then the daily dream, as a
+    dry run (``services.dream``). True when the loop ran."""
+    try:
+        from cortexmem.services.dream import maybe_dream
+        from cortexmem.services.learn import maybe_learn
+
+        report = maybe_learn(ctx)
+        dreamt = maybe_dream(ctx) if report is not None else None
+        if dreamt is not None:
+            log(f"{label}: dream (dry run): report {dreamt.report}")
+        if report is None:
+            return False
+        p = report.plan
+        log(f"{label}: learning: {p.observations} observations, {len(p.active)} instincts, "
+            f"{len(p.promoted)} rules ({len(p.newly_promoted)} new)")  # fmt: skip
+        return True
+    except Exception as exc:  # upkeep must never fail a capture
+        log(f"{label}: learning failed: {type(exc).__name__}: {exc}")
+        return False
 
 
 def consolidate(ctx: Context, label: str, log: Log, added: int, deadline: float) -> None:

@@ -49,6 +49,8 @@ def status(ctx: Context) -> dict[str, Any]:
     queue = paths.data_dir / "queue"
     report["queued_transcripts"] = len(list(queue.glob("*.json"))) if queue.is_dir() else 0
     from cortexmem.services import models
+    from cortexmem.services.learn import review_status
 
     report["ai"] = models.status(ctx)
+    report["learning"] = review_status(ctx)
     return report

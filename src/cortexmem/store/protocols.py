@@ -19,7 +19,16 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from cortexmem.model import Edge, Episode, Event, ExtractionCursor, Memory, Observation
+from cortexmem.model import (
+    Edge,
+    Episode,
+    Event,
+    ExtractionCursor,
+    Instinct,
+    Memory,
+    Observation,
+    Suggestion,
+)
 
 if TYPE_CHECKING:  # core is only needed for the annotations
     from cortexmem.core.budget import Call
@@ -546,6 +555,86 @@ class AIStore(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class AuditEntry:
+    """One line of the audit log: who did what to which suggestion, where, with the diff."""
+
+    id: int | None
+    at: str
+    who: str
+    action: str
+    suggestion_id: str | None
+    target: str | None
+    diff: str = ""
+    backup: str | None = None
+
+
+@runtime_checkable
+class LearningStore(Protocol):
+    """The learning loop and the review: the observations of a window, the sessions it must
+    not learn from, instincts and the loop's state, suggestions and the audit log."""
+
+    def observations_since(self, since: str) -> list[Observation]:
+        """Observations at or after ``since`` (ISO time), oldest first."""
+        ...
+
+    def prune_observations(self, before: str, *, dry_run: bool = False) -> int:
+        """Delete the observations older than ``before`` (the dream's compaction); how many
+        (``dry_run``: how many would be)."""
+        ...
+
+    def observation_mark(self) -> int:
+        """A number that grows with every observation stored (cheap: is anything new?)."""
+        ...
+
+    def mark_session(self, session_id: str, *, automated: bool, entrypoint: str | None) -> None:
+        """Remember a session's kind; once automated, always automated."""
+        ...
+
+    def session_marked(self, session_id: str) -> bool: ...
+
+    def add_session_tokens(self, session_id: str, tokens: int) -> None:
+        """Count tokens a session's answers cost (added to what was counted before)."""
+        ...
+
+    def session_tokens(self) -> dict[str, int]:
+        """Each session's tokens (those with any)."""
+        ...
+
+    def automated_sessions(self) -> set[str]: ...
+
+    def instincts(self, statuses: Sequence[str] | None = None) -> list[Instinct]:
+        """Instincts (of those statuses), most confident first."""
+        ...
+
+    def save_instincts(self, instincts: Iterable[Instinct], state: dict[str, str]) -> None:
+        """Write instincts (by key) and the loop's state in one transaction."""
+        ...
+
+    def learning_state(self, key: str) -> str | None: ...
+
+    def add_suggestions(self, suggestions: Iterable[Suggestion]) -> int:
+        """Queue those whose key is new; a pending one seen again gets the new recurrence and
+        evidence. How many were added."""
+        ...
+
+    def suggestions(self, status: str | None = "pending", limit: int = 1000) -> list[Suggestion]:
+        """Ranked by recurrence, then evidence, then age (``None``: every status)."""
+        ...
+
+    def count_suggestions(self, status: str = "pending") -> int: ...
+
+    def find_suggestions(self, prefix: str) -> list[Suggestion]: ...
+
+    def suggestion_keys(self) -> set[str]: ...
+
+    def decide_suggestion(self, suggestion: Suggestion, entry: AuditEntry) -> None: ...
+
+    def audit_entries(self, limit: int = 100) -> list[AuditEntry]:
+        """Newest first."""
+        ...
+
+
 @runtime_checkable
 class Store(
     StoreInfo,
@@ -558,6 +647,7 @@ class Store(
     LifecycleStore,
     BackupStore,
     AIStore,
+    LearningStore,
     Protocol,
 ):
     """Everything a store of one scope (project or global) does."""

@@ -8,8 +8,8 @@ into the project store, in the same transaction as the spool cursor, so nothing 
 twice.
 
 A spooled record holds the tool's name, the time, ok/failed, the duration, the two tools
-before it and, for a shell command, the program's name only: never arguments, so never a
-secret.
+before it and, for a shell command, the program's name and the command's form
+(``core.command_form``: ``uv run pytest``): never arguments, so never a secret.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import os
 import time
 
 from cortexmem import settings
+from cortexmem.core.command_form import command_form
 
 TAIL_BYTES = 16_384
 _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
@@ -178,9 +179,10 @@ def record(event: str, payload: dict[str, object], now_ns: int | None = None) ->
         if call_id and isinstance(started, int) and started <= now_ns:
             duration = (now_ns - started) // 1_000_000
     tool_input = payload.get("tool_input")
-    detail = None
+    detail = form = None
     if tool == "Bash" and isinstance(tool_input, dict):
         detail = command_program(tool_input.get("command"))
+        form = command_form(tool_input.get("command"))
     _append(
         path,
         {
@@ -193,6 +195,7 @@ def record(event: str, payload: dict[str, object], now_ns: int | None = None) ->
             "prev": _text(done[-1], 100) if done else None,
             "prev2": _text(done[-2], 100) if len(done) > 1 else None,
             "detail": detail,
+            "cmd": form,
         },
     )
 

@@ -388,6 +388,7 @@ def parse_record(obj: Any, line: int, transcript_path: str | None = None) -> Ent
     kind = obj.get("type")
     if not isinstance(kind, str) or kind not in ENTRY_TYPES:  # a list or dict is unhashable
         return None
+    tokens, message_id = 0, None
     if kind == "summary":
         text = obj.get("summary")
         blocks = [Block("text", _cut(text, MAX_TEXT_CHARS))] if isinstance(text, str) else []
@@ -399,6 +400,7 @@ def parse_record(obj: Any, line: int, transcript_path: str | None = None) -> Ent
     else:
         message = obj.get("message")
         if isinstance(message, dict):
+            tokens, message_id = _usage(message.get("usage")), _string(message.get("id"))
             content = message.get("content")
             said = message.get("role")
             role = said if said == "user" or said == "assistant" else _role(kind)
@@ -420,7 +422,22 @@ def parse_record(obj: Any, line: int, transcript_path: str | None = None) -> Ent
         is_meta=obj.get("isMeta") is True,
         subtype=_string(obj.get("subtype")),
         transcript_path=transcript_path,
+        tokens=tokens,
+        message_id=message_id,
     )
+
+
+def _usage(usage: Any) -> int:
+    """The tokens an answer cost: new input, cache writes and output (cache reads are the
+    same context read again, not new work)."""
+    if not isinstance(usage, dict):
+        return 0
+    total = 0
+    for key in ("input_tokens", "cache_creation_input_tokens", "output_tokens"):
+        value = usage.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            total += value
+    return total
 
 
 def parse_line(
@@ -511,6 +528,7 @@ def session_info(path: str | Path, max_lines: int = 200) -> SessionInfo:
         "gitBranch": "branch",
         "version": "version",
         "timestamp": "first_timestamp",
+        "entrypoint": "entrypoint",
     }
     for raw in read_lines(path):
         if raw.number > max_lines or len(found) == len(wanted):
@@ -533,6 +551,7 @@ def session_info(path: str | Path, max_lines: int = 200) -> SessionInfo:
         branch=found.get("branch"),
         version=found.get("version"),
         first_timestamp=found.get("first_timestamp"),
+        entrypoint=found.get("entrypoint"),
     )
 
 

@@ -140,17 +140,18 @@ def upsert_cursor(conn: sqlite3.Connection, cursor: ExtractionCursor) -> None:
 
 
 OBSERVATION_COLUMNS = (
-    "session_id, tool, detail, ok, duration_ms, prev_tool, prev2_tool, tool_use_id, at, branch"
+    "session_id, tool, detail, ok, duration_ms, prev_tool, prev2_tool, tool_use_id, at, branch, "
+    "command"
 )
 INSERT_OBSERVATION = (
-    f"INSERT OR IGNORE INTO observations ({OBSERVATION_COLUMNS}) VALUES ({', '.join('?' * 10)})"
+    f"INSERT OR IGNORE INTO observations ({OBSERVATION_COLUMNS}) VALUES ({', '.join('?' * 11)})"
 )
 
 
 def observation_row(o: Observation) -> tuple[Any, ...]:
     return (
         o.session_id, o.tool, o.detail, int(o.ok), o.duration_ms, o.prev_tool, o.prev2_tool,
-        o.tool_use_id, o.at, o.branch,
+        o.tool_use_id, o.at, o.branch, o.command,
     )  # fmt: skip
 
 
@@ -218,6 +219,7 @@ def row_to_observation(row: tuple[Any, ...]) -> Observation:
     return Observation(
         session_id=row[0], tool=row[1], detail=row[2], ok=bool(row[3]), duration_ms=row[4],
         prev_tool=row[5], prev2_tool=row[6], tool_use_id=row[7], at=row[8], branch=row[9],
+        command=row[10],
     )  # fmt: skip
 
 

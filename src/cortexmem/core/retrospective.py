@@ -1,0 +1,204 @@
+"""After the work: a session's lesson draft, and skills from steps repeated across sessions.
+
+``session_lesson`` drafts the post-session lesson of the learning chapter, in five sections:
+estimated vs actual effort (tokens, against the project's usual session), the top 3 recurring
+errors, the top 3 patterns to standardise, one candidate doctrine, one tool to create. A
+session below ``min_calls`` tool calls is refused (not worth a lesson), and so is one where
+nothing came back (no fix, no command that failed twice, no command retried as is twice): the
+doctrine and the tool are drawn from what repeated. The draft is a note for
+the inbox: a person decides what, if anything, becomes lasting.
+
+``skill_candidates`` finds sequences of a project's own steps (test, check, build commands)
+that came back in at least ``min_tasks`` sessions, each a skill proposal.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from cortexmem.core.extraction.commands import step_kind
+from cortexmem.core.learning import find_patterns
+from cortexmem.core.privacy import strip_personal
+from cortexmem.core.suggestions import INBOX_DIR, SKILLS_DIR, Draft, error_shape
+from cortexmem.model import Event, Observation, parse_time
+
+SECTIONS = (
+    "Effort: estimated vs actual",
+    "Top 3 recurring errors",
+    "Top 3 patterns to standardise",
+    "Candidate doctrine",
+    "Tool to create",
+)
+
+
+def _errors(
+    events: Iterable[Event], observations: Sequence[Observation]
+) -> list[tuple[str, str, int]]:
+    """The session's failures by shape, most frequent first, as (the command that failed, or
+    "" for another tool's failure; how it read; how often): what the extraction recorded
+    (``error`` events), else the failed calls."""
+    shapes: Counter[str] = Counter()
+    said: dict[str, tuple[str, str]] = {}
+    for e in events:
+        if e.kind != "error":
+            continue
+        line = str(e.payload.get("error") or e.content).strip()
+        target = str(e.payload.get("target") or e.payload.get("tool") or "").strip()
+        key = f"{target}: {error_shape(line)}"
+        shapes[key] += 1
+        command = target[:80] if e.payload.get("call") == "shell" else ""
+        said.setdefault(key, (command, strip_personal(" ".join(e.content.split()))[:160]))
+    if not shapes:
+        for o in observations:
+            if not o.ok:
+                key = o.command or o.tool
+                shapes[key] += 1
+                said.setdefault(key, (o.command or "", f"`{key}` failed" if o.command
+                                      else f"{key} failed"))  # fmt: skip
+    # Failures of commands first (a doctrine or a tool can be drawn from them), then the rest.
+    ranked = sorted(shapes, key=lambda k: (-shapes[k], not said[k][0]))
+    return [(*said[k], shapes[k]) for k in ranked[:3]]
+
+
+def _hours(observations: Sequence[Observation]) -> float:
+    if len(observations) < 2:
+        return 0.0
+    times = sorted(o.at for o in observations)
+    return (parse_time(times[-1]) - parse_time(times[0])).total_seconds() / 3600
+
+
+def session_lesson(
+    session_id: str,
+    observations: Sequence[Observation],
+    events: Iterable[Event],
+    tokens: int,
+    usual_tokens: Sequence[int],
+    *,
+    min_calls: int,
+) -> Draft | None:
+    """The lesson draft of one finished session, or None when it is too small to teach."""
+    calls = [o for o in observations if o.session_id == session_id]
+    if len(calls) < max(1, min_calls):
+        return None
+    failed = sum(1 for o in calls if not o.ok)
+    day = min(o.at for o in calls)[:10]
+    usual = int(statistics.median(usual_tokens)) if usual_tokens else 0
+    effort = [
+        f"- Actual: {tokens:,} tokens, {len(calls)} tool calls ({failed} failed) over "
+        f"{_hours(calls):.1f} h." if tokens else
+        f"- Actual: {len(calls)} tool calls ({failed} failed) over {_hours(calls):.1f} h "
+        "(no token usage recorded).",
+    ]  # fmt: skip
+    if tokens and usual:
+        effort.append(f"- Estimated (the project's median session): {usual:,} tokens; "
+                      f"{100 * (tokens - usual) / usual:+.0f}%.")  # fmt: skip
+    else:
+        effort.append("- Estimated: no earlier session of this project to compare with.")
+    errors = _errors(events, calls)
+    patterns, _ = find_patterns(calls)
+    fixes = [p for p in patterns if p.kind == "fix"]
+    # A chain of one tool repeated (Read->Read->Read) is no pattern to standardise.
+    chains = [p for p in patterns if p.kind == "chain" and len(set(p.label.split("->"))) > 1]
+    runs = Counter(o.command for o in calls if o.ok and o.command and step_kind(o.command))
+    standard = [f"{p.rule} ({p.count}x)" for p in fixes]
+    standard += [f"Run `{step}` ({n}x)" for step, n in runs.most_common() if n > 1]
+    standard = (standard + [f"{p.label} ({p.count}x)" for p in chains])[:3]
+    retried = [p for p in patterns if p.family == "command-retry" and p.count > 1]
+    # A doctrine and a tool come from what repeated: a fix, a command that failed twice or
+    # more, the step run most; a one-off failure teaches nothing lasting.
+    repeated = [e for e in errors if e[0] and e[2] > 1]
+    if not (fixes or repeated or retried):
+        return None  # nothing came back in the session: nothing lasting to learn from it
+    top_step = runs.most_common(1)[0] if runs else None
+    if fixes:
+        doctrine = fixes[0].rule
+    elif repeated:
+        doctrine = f"Before running `{repeated[0][0]}`, check what made it fail: {repeated[0][1]}"
+    elif top_step and top_step[1] > 1:
+        doctrine = f"Check a change with `{top_step[0]}` (run {top_step[1]}x in this session)."
+    else:
+        doctrine = f"Keep the {chains[0].label} sequence." if chains else "None stood out."
+    if retried:
+        tool = (f"A pre-check for {retried[0].label.split(' error')[0]}: it failed and was "
+                f"run again as is {retried[0].count}x.")  # fmt: skip
+    elif repeated:
+        tool = f"A pre-flight check for `{repeated[0][0]}` that catches this failure first."
+    elif top_step and top_step[1] > 2:
+        tool = f"A one-word task for `{top_step[0]}` (run {top_step[1]}x)."
+    else:
+        tool = "None needed."
+    body = [
+        f"## {SECTIONS[0]}", "", *effort, "",
+        f"## {SECTIONS[1]}", "", *([f"- {e} ({n}x)" for _, e, n in errors] or ["- none"]), "",
+        f"## {SECTIONS[2]}", "", *([f"- {p}" for p in standard] or ["- none"]), "",
+        f"## {SECTIONS[3]}", "", f"- {doctrine}", "",
+        f"## {SECTIONS[4]}", "", f"- {tool}",
+    ]  # fmt: skip
+    short = session_id[:8]
+    return Draft(
+        "brain_inbox", f"{INBOX_DIR}/lesson-{day}-{short}.md", f"Lesson: session {short} ({day})",
+        "\n".join(body), f"A substantial session ended ({len(calls)} tool calls).",
+        f"session:{session_id}", (f"session {session_id}",), len(calls), ident="lesson",
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class SkillCandidate:
+    steps: tuple[str, ...]
+    sessions: tuple[str, ...]
+
+
+def _step_runs(observations: Sequence[Observation]) -> list[str]:
+    """The session's own steps (test, check, build commands that passed), in order, a step
+    run twice in a row kept once."""
+    out: list[str] = []
+    for o in sorted(observations, key=lambda o: o.at):
+        if o.ok and o.command and step_kind(o.command) and (not out or out[-1] != o.command):
+            out.append(o.command)
+    return out
+
+
+def skill_candidates(
+    by_session: Mapping[str, Sequence[Observation]], *, min_tasks: int, longest: int = 4
+) -> list[SkillCandidate]:
+    """Sequences of two to ``longest`` steps found in at least ``min_tasks`` sessions; the
+    longest first, a sequence inside a longer one already proposed left out."""
+    found: dict[tuple[str, ...], set[str]] = {}
+    for session, calls in by_session.items():
+        runs = _step_runs(calls)
+        for size in range(2, longest + 1):
+            for i in range(len(runs) - size + 1):
+                gram = tuple(runs[i : i + size])
+                if len(set(gram)) == size:
+                    found.setdefault(gram, set()).add(session)
+    ranked = sorted(
+        (g for g, s in found.items() if len(s) >= min_tasks),
+        key=lambda g: (-len(g), -len(found[g]), g),
+    )
+    kept: list[SkillCandidate] = []
+    for gram in ranked:
+        text = " ".join(gram)
+        if any(text in " ".join(k.steps) for k in kept):
+            continue
+        kept.append(SkillCandidate(gram, tuple(sorted(found[gram]))))
+    return kept
+
+
+def skill_draft(candidate: SkillCandidate) -> Draft:
+    name = "-".join(w for step in candidate.steps[-1:] for w in step.split() if w.isalnum())
+    name = f"run-{name or 'steps'}"[:50]
+    steps = "\n".join(f"{n}. Run `{s}`." for n, s in enumerate(candidate.steps, 1))
+    text = (
+        f"---\nname: {name}\ndescription: \"This project's usual sequence: "
+        f'{" then ".join(candidate.steps)}. Use it when finishing a change."\n---\n\n'
+        f"# {name}\n\n{steps}\n\nStop at the first step that fails and fix it before going on.\n"
+    )
+    return Draft(
+        "skill", f"{SKILLS_DIR}/{name}/SKILL.md", f"Skill: {' → '.join(candidate.steps)}", text,
+        f"The same steps ran in this order in {len(candidate.sessions)} sessions.",
+        f"skill:{'>'.join(candidate.steps)}",
+        tuple(f"session {s}" for s in candidate.sessions[:10]), len(candidate.sessions),
+    )  # fmt: skip

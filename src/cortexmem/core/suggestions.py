@@ -1,0 +1,316 @@
+"""Suggestions: what recurs, drafted as a change to one of six destinations (pure).
+
+A ``Draft`` says what to write where and why; ``to_suggestion`` gives it a key (destination,
+target and the text's words: the same proposal is never queued twice), and ``change``
+computes the target file's content after the change, from its content before:
+
+* ``claude_md``: a bullet under the ``## Learned by Cortex`` section of a CLAUDE.md;
+* ``settings_json``: a JSON object merged into ``.claude/settings.json`` (objects merged key
+  by key, lists extended with what they lack, nothing removed);
+* ``memory``: a tier-1 memory file (a rules file Claude Code loads in every session);
+* ``brain_inbox`` and ``tool``: a note in the inbox (a concept, a tool or automation to make);
+* ``skill``: a skill folder's ``SKILL.md``.
+
+The sources: promoted instincts (``from_instinct``), failures that keep coming back
+(``recurring_failures`` → ``from_failure``), and lessons (issue 15) through the same ``Draft``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from cortexmem.model import Event, Instinct, Suggestion, new_id
+
+SECTION: Final = "## Learned by Cortex"
+CLAUDE_MD: Final = "CLAUDE.md"
+SETTINGS_JSON: Final = ".claude/settings.json"
+MEMORY_DIR: Final = ".claude/rules"
+SKILLS_DIR: Final = ".claude/skills"
+INBOX_DIR: Final = ".cortex/inbox"
+MAX_TEXT: Final = 4_000
+
+
+@dataclass(frozen=True)
+class Draft:
+    destination: str
+    target: str
+    title: str
+    text: str
+    rationale: str
+    source: str
+    evidence: tuple[str, ...] = ()
+    recurrence: int = 1
+    drafted_by: str = "template"
+    # The words that, found in the target file, mean it already says this (default: the text).
+    essence: str = ""
+    # What identifies the proposal at its target when its text may change (a session's lesson,
+    # drafted again as more of the session is read): the key is made of it, not of the text.
+    ident: str = ""
+
+
+# ----------------------------------------------------------------- keys and duplicates
+
+
+def _words(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def suggestion_key(destination: str, target: str, text: str) -> str:
+    digest = hashlib.sha256(_words(text).encode()).hexdigest()[:16]
+    return f"{destination}:{target}:{digest}"
+
+
+def draft_key(draft: Draft) -> str:
+    if draft.ident:
+        return f"{draft.destination}:{draft.target}:{draft.ident}"
+    return suggestion_key(draft.destination, draft.target, draft.text.strip()[:MAX_TEXT])
+
+
+def already_said(existing: str, text: str) -> bool:
+    """Whether a file already says ``text`` (its words, in order, whatever the markup)."""
+    wanted = _words(_body(text))
+    return bool(wanted) and wanted in _words(existing)
+
+
+def _body(text: str) -> str:
+    """The words that matter: a bullet without its dash, a JSON fragment's values."""
+    return text.strip().lstrip("-* ").strip()
+
+
+def to_suggestion(draft: Draft, before: str, now: str) -> Suggestion:
+    text = draft.text.strip()[:MAX_TEXT]
+    return Suggestion(
+        id=new_id("sg"),
+        destination=draft.destination,
+        target=draft.target,
+        title=draft.title,
+        text=text,
+        rationale=draft.rationale,
+        source=draft.source,
+        key=draft_key(draft),
+        before=before,
+        after=change(draft.destination, before, text, draft.title),
+        evidence=draft.evidence,
+        recurrence=draft.recurrence,
+        created_at=now,
+        drafted_by=draft.drafted_by,
+    )
+
+
+def select(drafts: Iterable[Draft], known_keys: set[str], contents: dict[str, str]) -> list[Draft]:
+    """The drafts worth queueing: not already queued or decided (``known_keys``), not already
+    said by their target file (``contents``: target → its text), not twice in one batch;
+    ranked by recurrence, then evidence."""
+    out: list[Draft] = []
+    seen = set(known_keys)
+    for d in sorted(drafts, key=lambda d: (-d.recurrence, -len(d.evidence), d.title)):
+        key = draft_key(d)
+        if key in seen or already_said(contents.get(d.target, ""), d.essence or d.text):
+            continue
+        seen.add(key)
+        out.append(d)
+    return out
+
+
+# ----------------------------------------------------------------- sources
+
+
+def from_instinct(instinct: Instinct) -> Draft | None:
+    """A promoted instinct as a lasting instruction: a command fix or a retry habit goes to
+    CLAUDE.md; a chain of three different tools is a workflow worth keeping as a memory file
+    (a tool repeated is not)."""
+    evidence = (
+        f"{instinct.observations} times over {instinct.sessions} of {instinct.total_sessions} "
+        f"sessions, {instinct.first_seen[:10]} to {instinct.last_seen[:10]}",
+    )
+    why = (
+        f"Promoted by the learning loop at {round(100 * instinct.confidence)}% confidence "
+        f"({instinct.observations}x seen over {instinct.sessions} sessions)."
+    )
+    if instinct.kind == "fix":
+        head = instinct.rule.split(":", 1)[0]
+        passed = instinct.key.split(">", 1)[-1]  # a file that names the command says it
+        return Draft(
+            "claude_md", CLAUDE_MD, head, f"- {instinct.rule.rsplit(' (', 1)[0]}.", why,
+            f"instinct:{instinct.key}", evidence, instinct.observations, essence=f"`{passed}`",
+        )  # fmt: skip
+    if instinct.kind == "retry":
+        text = instinct.rule.rsplit(" (", 1)[0].rstrip(".")
+        return Draft(
+            "claude_md", CLAUDE_MD, f"Stop retrying: {instinct.label}",
+            f"- {text}; before running it again, check what it needs.",
+            why, f"instinct:{instinct.key}", evidence, instinct.observations,
+        )  # fmt: skip
+    if len(set(instinct.label.split("->"))) < 3:
+        return None  # one tool over and over: a habit, nothing a person would write down
+    slug = re.sub(r"[^a-z0-9]+", "-", instinct.label.lower()).strip("-")
+    return Draft(
+        "memory", f"{MEMORY_DIR}/workflow-{slug}.md", f"Workflow: {instinct.label}",
+        f"- This project's usual sequence is {instinct.label.replace('->', ' → ')}: "
+        "follow it rather than an ad-hoc order.",
+        why, f"instinct:{instinct.key}", evidence, instinct.observations,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Recurring:
+    """One failure seen again and again: the step, the error's shape, every sighting."""
+
+    target: str
+    error: str
+    causes: tuple[str, ...]
+    files: tuple[str, ...]
+    sessions: tuple[str, ...]
+    count: int
+
+
+_VOLATILE = re.compile(r"0x[0-9a-f]+|\b\d+(?:\.\d+)*\b|[\w./-]*/[\w./-]+|'[^']*'|\"[^\"]*\"")
+
+
+def error_shape(line: str) -> str:
+    """An error line without what changes from one time to the next (numbers, paths, quoted
+    names), so the same failure compares equal."""
+    return " ".join(_VOLATILE.sub("…", line.lower()).split())[:160]
+
+
+def recurring_failures(events: Iterable[Event], min_repeats: int) -> list[Recurring]:
+    """Failures resolved (``error_resolved`` events) whose step and error shape came back at
+    least ``min_repeats`` times, most frequent first."""
+    groups: dict[tuple[str, str], list[Event]] = defaultdict(list)
+    for e in events:
+        if e.kind != "error_resolved":
+            continue
+        target = str(e.payload.get("target") or "").strip()
+        error = str(e.payload.get("error") or "").strip()
+        if target and error:
+            groups[(target, error_shape(error))].append(e)
+    out = []
+    for (target, _), found in groups.items():
+        if len(found) < min_repeats:
+            continue
+        causes = tuple(dict.fromkeys(str(e.payload["cause"]) for e in found
+                                     if e.payload.get("cause")))  # fmt: skip
+        files: list[str] = []
+        for e in found:
+            files += [str(f) for f in e.payload.get("files") or []]
+        sessions = tuple(dict.fromkeys(e.provenance.session_id or "?" for e in found))
+        out.append(
+            Recurring(
+                target,
+                str(found[-1].payload.get("error")),
+                causes,
+                tuple(dict.fromkeys(files))[:8],
+                sessions,
+                len(found),
+            )
+        )
+    out.sort(key=lambda r: (-r.count, r.target))
+    return out
+
+
+def from_failure(failure: Recurring) -> Draft:
+    """A failure that keeps coming back, as a CLAUDE.md instruction."""
+    cause = failure.causes[0].rstrip(".") if failure.causes else ""
+    where = f" (fixed in {', '.join(failure.files[:3])})" if failure.files else ""
+    text = (
+        f'- `{failure.target}` keeps failing with "{failure.error[:160]}"'
+        + (f": {cause}" if cause else "")
+        + f"{where}. Check for this before running it."
+    )
+    return Draft(
+        "claude_md", CLAUDE_MD, f"Recurring failure: {failure.target}", text,
+        f"The same failure came back {failure.count} times over {len(failure.sessions)} "
+        "sessions.",
+        f"failure:{failure.target}:{error_shape(failure.error)}",
+        tuple(f"session {s}" for s in failure.sessions[:10]), failure.count,
+    )  # fmt: skip
+
+
+# ----------------------------------------------------------------- the change itself
+
+
+def change(destination: str, before: str, text: str, title: str) -> str:
+    """The target file's content once ``text`` is applied to ``before``."""
+    if destination == "claude_md":
+        return add_to_section(before, text)
+    if destination == "settings_json":
+        return merge_settings(before, text)
+    if destination == "skill":
+        return text if text.lstrip().startswith("---") else skill_markdown(title, text)
+    if destination == "memory" and before.strip():
+        return add_to_section(before, text, heading=None)
+    return f"# {title}\n\n{text.strip()}\n"
+
+
+def add_to_section(before: str, text: str, heading: str | None = SECTION) -> str:
+    """``text`` appended to ``heading``'s section (made at the end when missing; with no
+    heading, at the end of the file)."""
+    lines = before.splitlines()
+    addition = text.strip().splitlines()
+    if heading is None:
+        return "\n".join([*lines, *addition]).strip("\n") + "\n"
+    if heading not in lines:
+        lead = [*lines, ""] if lines and lines[-1].strip() else lines
+        return "\n".join([*lead, heading, "", *addition]).strip("\n") + "\n"
+    start = lines.index(heading) + 1
+    end = next((i for i in range(start, len(lines)) if lines[i].startswith("#")), len(lines))
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    rest = lines[end:]
+    while rest and not rest[0].strip():
+        rest = rest[1:]
+    gap = [""] if rest else []
+    return "\n".join([*lines[:end], *addition, *gap, *rest]).strip("\n") + "\n"
+
+
+def merge_settings(before: str, fragment: str) -> str:
+    """``fragment`` (a JSON object) merged into the settings ``before`` (objects key by key,
+    lists extended with the items they lack; nothing removed or overwritten but scalars)."""
+    current: Any = json.loads(before) if before.strip() else {}
+    if not isinstance(current, dict):
+        raise ValueError("the settings file does not hold a JSON object")
+    addition = json.loads(fragment)
+    if not isinstance(addition, dict):
+        raise ValueError("a settings suggestion must be a JSON object")
+    return json.dumps(_merge(current, addition), indent=2, ensure_ascii=False) + "\n"
+
+
+def _merge(base: Any, extra: Any) -> Any:
+    if isinstance(base, dict) and isinstance(extra, dict):
+        out = dict(base)
+        for key, value in extra.items():
+            out[key] = _merge(base[key], value) if key in base else value
+        return out
+    if isinstance(base, list) and isinstance(extra, list):
+        return base + [item for item in extra if item not in base]
+    return extra
+
+
+def skill_markdown(title: str, text: str) -> str:
+    name = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:60] or "skill"
+    description = " ".join(text.split())[:200].replace('"', "'")
+    return f'---\nname: {name}\ndescription: "{description}"\n---\n\n# {title}\n\n{text.strip()}\n'
+
+
+def diff(before: str, after: str, target: str) -> str:
+    """A unified diff of the change, as a person reviews it."""
+    return "".join(
+        difflib.unified_diff(
+            before.splitlines(keepends=True),
+            after.splitlines(keepends=True),
+            fromfile=f"a/{target}",
+            tofile=f"b/{target}",
+        )
+    )
+
+
+def rank(suggestions: Sequence[Suggestion]) -> list[Suggestion]:
+    """The review queue's order: recurrence, then evidence, then age (never newest first)."""
+    return sorted(suggestions, key=lambda s: (-s.recurrence, -len(s.evidence), s.created_at))

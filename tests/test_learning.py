@@ -1,0 +1,440 @@
+"""The learning loop (learning-loop.md, stages 2-5): formulas, the seed's worked example, and
+runs on a real project store."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cortexmem.core.command_form import command_form, form_program
+from cortexmem.core.learning import (
+    LearningConfig,
+    confidence,
+    decay,
+    decayed_score,
+    find_patterns,
+    instinct_markdown,
+    plan,
+    rule_line,
+    rules_markdown,
+)
+from cortexmem.model import Instinct, Observation, format_time
+
+DAY0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+
+
+def session(
+    name: str, start: datetime, tools: list[str | tuple[str, bool, str]]
+) -> list[Observation]:
+    """A session's observations as the tool hooks record them: each call with the two before.
+
+    A tool is a name, or ``(name, ok, command form)`` for a shell command."""
+    out: list[Observation] = []
+    done: list[str] = []
+    for n, spec in enumerate(tools):
+        tool, ok, command = (spec, True, None) if isinstance(spec, str) else spec
+        out.append(
+            Observation(
+                session_id=name,
+                tool=tool,
+                ok=ok,
+                at=format_time(start + timedelta(seconds=n)),
+                prev_tool=done[-1] if done else None,
+                prev2_tool=done[-2] if len(done) > 1 else None,
+                tool_use_id=f"{name}-{n}",
+                command=command,
+            )
+        )
+        done.append(tool)
+    return out
+
+
+def times(chain: list[str], n: int) -> list[str | tuple[str, bool, str]]:
+    return list(chain * n)
+
+
+BRE = ["Bash", "Read", "Edit"]
+GRE = ["Grep", "Read", "Edit"]
+
+
+def seed_sessions() -> dict[int, list[Observation]]:
+    """The worked example's seven sessions. Sessions 1-3 open by reading around (a run of
+    Reads: the window's most common chain, Read->Read->Read, 17 times), which is what the
+    seed's "normalized against window" frequency of 14 observations = 0.82 stands for."""
+    day = timedelta(days=1)
+    return {
+        1: session("s1", DAY0, ["Read"] * 7 + times(BRE, 3)),
+        2: session("s2", DAY0 + day, ["Read"] * 8 + times(BRE, 5)),
+        3: session("s3", DAY0 + 2 * day, ["Read"] * 8 + times(BRE, 4)),
+        4: session("s4", DAY0 + 5 * day, times(GRE, 6) + times(BRE, 2)),
+        5: session("s5", DAY0 + 8 * day, times(GRE, 8)),
+        6: session("s6", DAY0 + 9 * day, times(GRE, 7)),
+        7: session("s7", DAY0 + 10 * day, times(GRE, 9)),
+    }
+
+
+def half_a_day_after(observations: list[Observation]) -> datetime:
+    last = max(o.at for o in observations)
+    return datetime.strptime(last, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC) + timedelta(
+        hours=12
+    )
+
+
+def test_the_seeds_worked_example():
+    config = LearningConfig()
+    sessions = seed_sessions()
+    first = [o for n in (1, 2, 3, 4) for o in sessions[n]]
+    after_4 = plan([], first, half_a_day_after(first), config)
+    scored = {s.pattern.label: s for s in after_4.scored}
+
+    bash = scored["Bash->Read->Edit"]
+    assert bash.pattern.count == 14 and len(bash.pattern.sessions) == 4
+    assert bash.frequency == pytest.approx(14 / 17) == pytest.approx(0.82, abs=0.01)
+    assert bash.consistency == 1.0
+    assert bash.recency == pytest.approx(0.95, abs=0.01)
+    assert round(100 * bash.confidence) == 78
+    instincts = {i.label: i for i in after_4.instincts}
+    assert instincts["Bash->Read->Edit"].status == "active"  # not yet promoted: 78% < 90%
+    grep = scored["Grep->Read->Edit"]
+    assert grep.pattern.count == 6 and grep.consistency == 0.25
+    assert grep.confidence < 0.5 and "Grep->Read->Edit" not in instincts  # too low
+
+    everything = [o for n in range(1, 8) for o in sessions[n]]
+    after_7 = plan(after_4.instincts, everything, half_a_day_after(everything), config)
+    scored = {s.pattern.label: s for s in after_7.scored}
+    grep = scored["Grep->Read->Edit"]
+    assert after_7.sessions == 4  # sessions 1-3 left the 7-day window
+    assert grep.pattern.count == 30 and grep.frequency == 1.0 and grep.consistency == 1.0
+    assert round(100 * grep.confidence) == 95
+    promoted = {i.label: i for i in after_7.promoted}
+    assert list(promoted) == ["Grep->Read->Edit"]
+    assert rule_line(promoted["Grep->Read->Edit"]) == (
+        "- **[95%, 30x seen]** Frequent tool chain: Grep->Read->Edit (seen 30x)"
+    )
+    old = {i.label: i for i in after_7.instincts}["Bash->Read->Edit"]
+    assert old.status == "archived"  # the workflow changed: the old chain left the window
+    assert "Grep->Read->Edit (seen 30x)" in rules_markdown(after_7.promoted)
+
+
+def test_an_instinct_file_reads_like_the_seeds():
+    inst = Instinct(
+        key="chain:Bash>Read>Edit", kind="chain", label="Bash->Read->Edit",
+        rule="Frequent tool chain: Bash->Read->Edit (seen 45x)", confidence=0.88, score=0.9,
+        observations=45, sessions=6, total_sessions=7, first_seen="2026-02-26T10:00:00.000000Z",
+        last_seen="2026-03-04T10:00:00.000000Z",
+    )  # fmt: skip
+    assert instinct_markdown(inst).startswith(
+        "# Instinct: Bash->Read->Edit chain\n- Confidence: 88%\n- Observations: 45\n"
+        "- First seen: 2026-02-26\n- Last seen: 2026-03-04\n- Sessions: 6/7\n"
+    )
+
+
+def test_decay_follows_the_seeds_formula():
+    # A 90% pattern not seen for 14 days drops to ~22.5% (two half-lives of 7 days).
+    assert decayed_score(0.9, 14, 7) == pytest.approx(0.225)
+    assert decay(0, 7) == 1.0 and decay(7, 7) == 0.5
+    assert confidence(0.82, 1.0, 0.95) == pytest.approx(0.779)
+
+
+@given(st.floats(0, 1), st.floats(0, 1), st.floats(0, 400), st.floats(0.01, 100), st.floats(0, 400))
+def test_confidence_stays_within_0_and_1_and_decay_only_falls(f, c, days, half_life, more):
+    value = confidence(f, c, decay(days, half_life))
+    assert 0.0 <= value <= 1.0
+    assert decayed_score(value, days + more, half_life) <= decayed_score(value, days, half_life)
+
+
+@given(st.integers(1, 80), st.integers(1, 6))
+def test_never_more_than_30_active_instincts(n_chains, n_sessions):
+    tools = [f"T{i}" for i in range(n_chains + 2)]
+    observations = [
+        o for s in range(n_sessions) for o in session(f"s{s}", DAY0 + timedelta(hours=s), tools * 2)
+    ]
+    result = plan([], observations, DAY0 + timedelta(hours=n_sessions), LearningConfig())
+    live = [i for i in result.instincts if i.status != "archived"]
+    assert len(live) <= 30
+
+
+def test_an_instinct_no_longer_seen_fades_then_is_archived():
+    sessions = seed_sessions()
+    everything = [o for n in range(1, 8) for o in sessions[n]]
+    now = half_a_day_after(everything)
+    config = LearningConfig()
+    promoted = plan([], everything, now, config).promoted[0]
+    # Three days later nothing new was seen: the rule decays from its last sighting.
+    later = plan([promoted], [], now + timedelta(days=3), config)
+    faded = later.instincts[0]
+    assert faded.confidence == pytest.approx(promoted.score * decay(3.5, 7))
+    assert faded.status == "promoted"  # still above 50%: a rule does not flicker
+    gone = plan([faded], [], now + timedelta(days=14), config).instincts[0]
+    assert gone.status == "archived" and rules_markdown([]) == ""
+
+
+def test_one_long_session_cannot_promote_a_pattern_by_itself():
+    config = LearningConfig()
+    long_one = session("long", DAY0, times(BRE, 60))
+    short = session("short", DAY0 + timedelta(hours=2), times(GRE, 3) + times(BRE, 1))
+    now = DAY0 + timedelta(hours=3)
+    result = plan([], long_one + short, now, config)
+    by_label = {s.pattern.label: s for s in result.scored}
+    assert len(by_label["Bash->Read->Edit"].pattern.sessions) == 2
+    assert by_label["Bash->Read->Edit"].confidence > config.promote_at
+    # ...but 60 of its 61 observations come from one session: no rule.
+    assert "Bash->Read->Edit" not in {i.label for i in result.promoted}
+
+
+def test_a_failed_command_and_the_form_that_passed_become_a_rule():
+    def shell(form: str, ok: bool) -> tuple[str, bool, str]:
+        return ("Bash", ok, form)
+
+    sessions = [
+        session(f"s{n}", DAY0 + timedelta(hours=n),
+                ["Edit", shell("pytest", False), shell("uv run pytest", True), "Read",
+                 shell("git status", True), shell("git status", False), shell("git status", True)])
+        for n in range(5)
+    ]  # fmt: skip
+    observations = [o for s in sessions for o in s]
+    patterns, total = find_patterns(observations)
+    keys = {p.key: p for p in patterns}
+    assert total == 5
+    assert keys["fix:pytest>uv run pytest"].count == 5
+    assert keys["retry:Bash:git status"].count == 5
+    result = plan([], observations, DAY0 + timedelta(hours=6), LearningConfig())
+    rules = rules_markdown(result.promoted)
+    assert (
+        "Run tests with `uv run pytest`: `pytest` failed where `uv run pytest` passed (5x)" in rules
+    )
+    assert "Bash error-retry pairs detected (10x). Consider pre-validation." in rules
+
+
+def test_automated_sessions_are_not_learned_from():
+    sessions = seed_sessions()
+    everything = [o for n in range(1, 8) for o in sessions[n]]
+    now = half_a_day_after(everything)
+    result = plan([], everything, now, LearningConfig(), frozenset({"s4", "s5", "s6", "s7"}))
+    assert result.sessions == 0 and result.instincts == []
+
+
+@pytest.mark.parametrize(
+    ("command", "form", "program"),
+    [
+        ("cd /repo && uv run pytest -q tests/ 2>&1 | tail -5", "uv run pytest", "pytest"),
+        ("API_KEY=sk-secret python3 -m pytest -x", "python3 -m pytest", "pytest"),
+        (".venv/bin/pytest tests/test_x.py", ".venv/bin/pytest", "pytest"),
+        ("git commit -m 'my password is hunter2'", "git commit", "git"),
+        ("FOO=1 npm run test -- --watch", "npm run test", "npm"),
+        ("/home/alice/bin/deploy --token abc", "deploy", "deploy"),
+        ("sudo -E apt-get install foo", "apt-get install", "apt-get"),
+    ],
+)
+def test_a_command_form_keeps_how_a_program_runs_and_nothing_it_runs_on(command, form, program):
+    assert command_form(command) == form
+    assert form_program(form) == program
+
+
+def test_settings_come_from_one_file_and_bad_values_keep_their_defaults():
+    config, problems = LearningConfig.from_mapping(
+        {"promote_at": 0.95, "window_days": 14, "max_active": "many", "colour": "blue"}
+    )
+    assert config.promote_at == 0.95 and config.window_days == 14.0
+    assert config.max_active == 30  # "many" is not a number
+    assert len(problems) == 2
+
+
+# ----------------------------------------------------------------- on a real store
+
+
+def test_learn_writes_instincts_the_summary_and_the_generated_rules(tmp_path: Path):
+    from cortexmem.project.paths import resolve
+    from cortexmem.services.context import Context
+    from cortexmem.services.learn import is_due, learn, rules_path
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / ".cortex").mkdir()
+    (project / ".cortex" / "learning.yaml").write_text("min_sessions: 2\nnot yaml: [\n")
+    sessions = seed_sessions()
+    everything = [o for n in range(1, 8) for o in sessions[n]]
+    now = half_a_day_after(everything)
+    with Context(resolve(project)) as ctx:
+        from cortexmem.core.extraction.memories import to_memories
+
+        ctx.writable("project").record_capture([], to_memories, None, everything)
+        dry = learn(ctx, now=now, dry_run=True)
+        assert [i.label for i in dry.plan.promoted] == ["Grep->Read->Edit"]
+        assert dry.problems and "not valid YAML" in dry.problems[0]
+        assert not rules_path(ctx.paths).exists()  # a dry run writes nothing
+        assert is_due(ctx, now)
+
+        report = learn(ctx, now=now)
+        rules = rules_path(ctx.paths).read_text()
+        assert "- **[95%, 30x seen]** Frequent tool chain: Grep->Read->Edit (seen 30x)" in rules
+        summary = (ctx.paths.data_dir / "learning" / "daily-summary.md").read_text()
+        assert "1 promoted" in summary
+        files = sorted(p.name for p in (ctx.paths.data_dir / "learning" / "instincts").glob("*"))
+        assert "chain-grep-read-edit.md" in files
+        assert not is_due(ctx, now + timedelta(hours=2))  # nothing new since
+        assert report.written
+        assert learn(ctx, now=now).written == []  # same content: nothing rewritten
+
+
+# ----------------------------------------------------------------- history and Stop
+
+TRANSCRIPTS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "transcripts"
+
+
+def ingest_real(tmp_path: Path, name: str = "entireio-cli"):
+    """``cortex ingest`` of one real multi-session project into a new folder: (folder, what
+    the ingest reported)."""
+    from cortexmem.hosts.claude_code.reader import READER
+    from cortexmem.services.ingest import ingest
+
+    source = TRANSCRIPTS / name
+    if not source.is_dir():
+        pytest.skip(f"{source} is not here (the shared real transcripts)")
+    project = tmp_path / "proj"
+    project.mkdir(exist_ok=True)
+    return project, ingest([source], reader=READER, into=project)
+
+
+def test_history_gives_the_observations_once(tmp_path: Path):
+    project, first = ingest_real(tmp_path)
+    added = sum(t["observations_added"] for t in first.projects.values())
+    _, again = ingest_real(tmp_path)
+    assert added > 300  # eight real sessions' tool calls: time, tool, outcome, the two before
+    assert sum(t["observations_added"] for t in again.projects.values()) == 0
+    from cortexmem.project.paths import resolve
+    from cortexmem.services.context import Context
+
+    with Context(resolve(project)) as ctx:
+        store = ctx.require("project")
+        observations = list(store.iter_observations())
+        assert len(observations) == added
+        assert len({o.session_id for o in observations}) == 8
+        chained = [o for o in observations if o.prev_tool and o.prev2_tool]
+        assert len(chained) >= added - 2 * 8
+        assert any(o.command == "mise run test" and not o.ok for o in observations)
+
+
+def test_a_scripted_session_is_remembered_as_automated(tmp_path: Path):
+    import json
+
+    from cortexmem.hosts.claude_code.reader import READER
+    from cortexmem.project.paths import resolve
+    from cortexmem.services.context import Context
+    from cortexmem.services.ingest import ingest
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    lines = [
+        {"type": "user", "sessionId": "p-1", "entrypoint": "sdk-cli", "cwd": str(project),
+         "timestamp": "2026-03-01T10:00:00.000Z",
+         "message": {"role": "user", "content": "summarise the repo"}},
+        {"type": "assistant", "sessionId": "p-1", "timestamp": "2026-03-01T10:00:01.000Z",
+         "message": {"role": "assistant", "content": [
+             {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls -la"}}]}},
+        {"type": "user", "sessionId": "p-1", "timestamp": "2026-03-01T10:00:02.000Z",
+         "message": {"role": "user", "content": [
+             {"type": "tool_result", "tool_use_id": "t1", "content": "total 0"}]}},
+    ]  # fmt: skip
+    transcript = tmp_path / "p-1.jsonl"
+    transcript.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    ingest([transcript], reader=READER, into=project)
+    with Context(resolve(project)) as ctx:
+        store = ctx.require("project")
+        assert store.automated_sessions() == {"p-1"}
+        (call,) = store.iter_observations()
+        assert (call.tool, call.ok, call.command, call.duration_ms) == ("Bash", True, "ls", 1000)
+
+
+def test_the_upkeep_a_stop_hands_off_runs_the_loop_when_due(tmp_path: Path):
+    from cortexmem.core.extraction.memories import to_memories
+    from cortexmem.project.paths import resolve
+    from cortexmem.services.context import Context
+    from cortexmem.services.learn import rules_path
+    from cortexmem.services.session import upkeep
+
+    sessions = seed_sessions()
+    everything = [o for n in range(1, 8) for o in sessions[n]]
+    shift = datetime.now(UTC) - half_a_day_after(everything)
+    recent = [Observation(**{**o.to_dict(), "at": format_time(_at(o) + shift)}) for o in everything]
+    project = tmp_path / "proj"
+    project.mkdir()
+    lines: list[str] = []
+    with Context(resolve(project)) as ctx:
+        ctx.writable("project").record_capture([], to_memories, None, recent)
+        upkeep(ctx, "Stop (upkeep)", lines.append, [0])
+        assert "Frequent tool chain: Grep->Read->Edit" in rules_path(ctx.paths).read_text()
+        assert any("learning: " in line and "1 rules (1 new)" in line for line in lines)
+        lines.clear()
+        upkeep(ctx, "Stop (upkeep)", lines.append, [0])  # nothing new: not due
+        assert not any("learning" in line for line in lines)
+
+
+def _at(o: Observation) -> datetime:
+    return datetime.strptime(o.at, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+
+
+def test_a_window_of_one_session_does_not_confirm_itself():
+    alone = session("only", DAY0, times(GRE, 12))
+    result = plan([], alone, DAY0 + timedelta(hours=1), LearningConfig())
+    top = result.scored[0]
+    assert top.pattern.label == "Grep->Read->Edit" and top.consistency == 0.5
+    assert result.instincts == []  # 1.0 x 0.5 x ~1.0 < 50%: not even an instinct
+
+
+# ----------------------------------------------------------------- lessons and skills
+
+
+def test_a_substantial_real_session_gets_a_five_section_lesson(tmp_path: Path):
+    from cortexmem.core.retrospective import SECTIONS, session_lesson
+    from cortexmem.project.paths import resolve
+    from cortexmem.services.context import Context
+
+    project, _ = ingest_real(
+        tmp_path, "claude-code-log-real_projects/-Users-dain-workspace-claude-code-log-sample"
+    )
+    with Context(resolve(project)) as ctx:
+        store = ctx.require("project")
+        observations = list(store.iter_observations())
+        tokens = store.session_tokens()
+        sizes = {s: sum(1 for o in observations if o.session_id == s) for s in tokens}
+        big = max(sizes, key=lambda s: sizes[s])
+        small = min(sizes, key=lambda s: sizes[s])
+        errors = store.recent_events(("error",), 500, session_id=big)
+        usual = [n for s, n in tokens.items() if s != big]
+        draft = session_lesson(big, observations, errors, tokens[big], usual, min_calls=40)
+        assert session_lesson(small, observations, [], tokens[small], usual, min_calls=40) is None
+    assert len(tokens) >= 8 and all(n > 0 for n in tokens.values())
+    assert draft is not None and draft.destination == "brain_inbox"
+    assert [line[3:] for line in draft.text.splitlines() if line.startswith("## ")] == list(
+        SECTIONS
+    )
+    assert f"- Actual: {tokens[big]:,} tokens, {sizes[big]} tool calls" in draft.text
+    assert draft.target.startswith(".cortex/inbox/lesson-2025-07-")
+    # What came back in the session: `uv run pytest` failed and was run again as is.
+    assert "- A pre-check for `uv run pytest`: it failed and was run again as is" in draft.text
+
+
+def test_steps_repeated_across_three_sessions_become_a_skill():
+    from cortexmem.core.retrospective import skill_candidates, skill_draft
+
+    def shell(form: str) -> tuple[str, bool, str]:
+        return ("Bash", True, form)
+
+    steps = [shell("ruff check"), "Edit", shell("mypy"), shell("uv run pytest")]
+    sessions = {
+        f"s{n}": session(f"s{n}", DAY0 + timedelta(days=n), ["Read", "Edit", *steps])
+        for n in range(3)
+    }
+    sessions["other"] = session("other", DAY0, [shell("uv run pytest"), shell("ruff check")])
+    (found,) = skill_candidates(sessions, min_tasks=3)
+    assert found.steps == ("ruff check", "mypy", "uv run pytest")
+    draft = skill_draft(found)
+    assert draft.target == ".claude/skills/run-uv-run-pytest/SKILL.md"
+    assert draft.text.startswith("---\nname: run-uv-run-pytest\n")
+    assert "1. Run `ruff check`.\n2. Run `mypy`.\n3. Run `uv run pytest`." in draft.text
+    assert skill_candidates(sessions, min_tasks=4) == []

@@ -1,0 +1,271 @@
+"""Suggestions and the human review: what recurs is proposed once, ranked, and a person's yes
+edits the real file, with a backup and an audit line."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from tests.model_servers import ProviderServer, Reply
+from tests.test_learning import half_a_day_after, session
+
+from cortexmem.cli.app import cli
+from cortexmem.core.extraction.memories import to_memories
+from cortexmem.core.learning import LearningConfig
+from cortexmem.core.suggestions import Draft, merge_settings, select, to_suggestion
+from cortexmem.model import Event, Observation, Provenance, format_time, utc_now
+from cortexmem.project.paths import resolve
+from cortexmem.services.context import Context
+from cortexmem.services.learn import learn
+from cortexmem.services.review import apply, refuse
+from cortexmem.services.suggest import instinct_drafts, propose, read_target
+
+DRAFTS = {
+    "claude_md": Draft("claude_md", "CLAUDE.md", "Run tests",
+                       "- Run tests with `uv run pytest`.", "seen 6x", "test"),
+    "settings_json": Draft("settings_json", ".claude/settings.json", "Allow the test run",
+                           '{"permissions": {"allow": ["Bash(uv run pytest:*)"]}}', "6x", "test"),
+    "memory": Draft("memory", ".claude/rules/workflow-grep-read-edit.md", "Workflow",
+                    "- Grep, then read the match, then edit.", "30x", "test"),
+    "brain_inbox": Draft("brain_inbox", ".cortex/inbox/wal-mode.md", "WAL mode",
+                         "SQLite in WAL mode lets readers run beside one writer.", "3x", "test"),
+    "skill": Draft("skill", ".claude/skills/release/SKILL.md", "Release",
+                   "1. Bump the version. 2. Tag. 3. Push the tag.", "3 tasks", "test"),
+    "tool": Draft("tool", ".cortex/inbox/tool-flaky-tests.md", "A flaky-test detector",
+                  "Rerun failing tests once and report the ones that pass.", "4x", "test"),
+}  # fmt: skip
+
+
+def queue(ctx: Context, draft: Draft) -> str:
+    before = ""
+    target = (ctx.paths.worktree or ctx.paths.root) / draft.target
+    if target.is_file():
+        before = target.read_text()
+    suggestion = to_suggestion(draft, before, utc_now())
+    assert ctx.writable("project").add_suggestions([suggestion]) == 1
+    return suggestion.id
+
+
+@pytest.mark.parametrize("destination", list(DRAFTS))
+def test_each_destination_is_applied_with_a_backup_and_an_audit_line(repo: Path, destination: str):
+    (repo / "CLAUDE.md").write_text("# Project\n\nUse Python 3.11.\n")
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.json").write_text(
+        '{"permissions": {"allow": ["Bash(git status)"]}, "env": {"A": "1"}}'
+    )
+    with Context.for_cwd(repo) as ctx:
+        ref = queue(ctx, DRAFTS[destination])
+        done = apply(ctx, ref, who="alice")
+        path = Path(str(done.path))
+        text = path.read_text()
+        entry = ctx.require("project").audit_entries()[0]
+        data_dir = ctx.paths.data_dir
+        status = ctx.require("project").suggestions(None)[0].status
+    assert status == "applied"
+    assert (entry.who, entry.action, entry.suggestion_id) == ("alice", "apply", ref)
+    assert entry.diff.startswith("--- a/") and entry.diff == done.diff
+    if destination == "claude_md":
+        assert text == (
+            "# Project\n\nUse Python 3.11.\n\n## Learned by Cortex\n\n"
+            "- Run tests with `uv run pytest`.\n"
+        )
+        assert Path(str(done.backup)).read_text() == "# Project\n\nUse Python 3.11.\n"
+    elif destination == "settings_json":
+        assert json.loads(text) == {
+            "permissions": {"allow": ["Bash(git status)", "Bash(uv run pytest:*)"]},
+            "env": {"A": "1"},
+        }
+        assert done.backup is not None and str(data_dir) in done.backup
+    elif destination == "skill":
+        assert text.startswith("---\nname: release\ndescription: ")
+        assert path == repo / ".claude" / "skills" / "release" / "SKILL.md"
+        assert done.backup is None  # a new file: nothing to back up
+    elif destination in ("brain_inbox", "tool"):
+        assert path.parent == data_dir / "inbox" and text.startswith("# ")
+    else:
+        assert path.parent == repo / ".claude" / "rules" and "Grep" in text
+
+
+def test_a_second_claude_md_rule_joins_the_section():
+    before = "# P\n\n## Learned by Cortex\n\n- one\n\n## Other\n\ntext\n"
+    after = to_suggestion(DRAFTS["claude_md"], before, utc_now()).after
+    assert after == (
+        "# P\n\n## Learned by Cortex\n\n- one\n- Run tests with `uv run pytest`.\n\n"
+        "## Other\n\ntext\n"
+    )
+    assert merge_settings("", '{"a": [1]}') == '{\n  "a": [\n    1\n  ]\n}\n'
+
+
+def test_refuse_and_patch_through_the_command_line(repo: Path):
+    runner = CliRunner()
+
+    def run(*args: str, code: int = 0) -> str:
+        result = runner.invoke(cli, ["-C", str(repo), *args])
+        assert result.exit_code == code, (result.output, result.exception)
+        return result.output
+
+    with Context.for_cwd(repo) as ctx:
+        first = queue(ctx, DRAFTS["claude_md"])
+        second = queue(ctx, DRAFTS["memory"])
+    listed = json.loads(run("review", "--json"))
+    assert {s["id"] for s in listed} == {first, second}
+    assert "+- Run tests with `uv run pytest`." in run("review", "show", first[:8] + first[8:])
+    run("review", "refuse", second, "--reason", "not how we work")
+    run("review", "patch", first, "--text", "- Run the tests with `make test`.", "--yes")
+    assert "`make test`" in (repo / "CLAUDE.md").read_text()
+    assert not (repo / ".claude" / "rules" / "workflow-grep-read-edit.md").exists()
+    out = run("review", "apply", first, "--yes", code=1)
+    assert "already modified" in out
+    audit = json.loads(run("review", "audit", "--json"))
+    assert [a["action"] for a in audit] == ["patch", "refuse"]
+    assert run("review") == "No suggestions waiting.\n"
+
+
+def _recent(observations: list[Observation]) -> list[Observation]:
+    shift = datetime.now(UTC) - half_a_day_after(observations)
+    return [Observation(**{**o.to_dict(), "at": format_time(_at(o) + shift)}) for o in observations]
+
+
+def _at(o: Observation) -> datetime:
+    return datetime.strptime(o.at, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+
+
+def failure(n: int) -> Event:
+    return Event(
+        kind="error_resolved",
+        content=f"`uv run pytest` failed (ImportError: cannot import name 'x{n}')",
+        payload={"target": "uv run pytest", "call": "shell", "cause": "the venv was stale",
+                 "error": f"ImportError: cannot import name 'x{n}' from 'app' (/w/app{n}.py)",
+                 "files": ["app.py"]},
+        provenance=Provenance(session_id=f"s-{n}", line=n),
+    )  # fmt: skip
+
+
+def test_what_recurs_is_proposed_once_ranked_by_recurrence(repo: Path):
+    def shell(form: str, ok: bool) -> tuple[str, bool, str]:
+        return ("Bash", ok, form)
+
+    fixes = [
+        session(f"f{n}", datetime(2026, 3, 1, tzinfo=UTC) + timedelta(hours=n),
+                ["Grep", "Read", "Edit", shell("pytest", False), shell("uv run pytest", True)]
+                + ["Grep", "Read", "Edit"] * n)
+        for n in range(6)
+    ]  # fmt: skip
+    observations = _recent([o for s in fixes for o in s])
+    with Context.for_cwd(repo) as ctx:
+        store = ctx.writable("project")
+        store.record_capture([failure(n) for n in range(3)], to_memories, None, observations)
+        report = learn(ctx)
+        queued = store.suggestions()
+        assert report.suggested == len(queued) >= 3
+        titles = [s.title for s in queued]
+        assert titles[0] == "Workflow: Grep->Read->Edit"  # 21x: the most recurrent first
+        assert "Run tests with `uv run pytest`" in titles
+        assert titles[-1] == "Recurring failure: uv run pytest"  # 3x: the least
+        fix = next(s for s in queued if s.title == "Run tests with `uv run pytest`")
+        assert fix.destination == "claude_md" and fix.target == "CLAUDE.md"
+        assert "## Learned by Cortex" in fix.after and fix.evidence
+        # Queued once: a second pass proposes nothing new.
+        assert propose(ctx, LearningConfig()).queued == []
+        # What CLAUDE.md already says is not proposed at all.
+        refuse(ctx, fix.id, who="bob")
+        (repo / "CLAUDE.md").write_text("Always run tests with `uv run pytest`.\n")
+        drafts = [d for d in instinct_drafts(ctx, LearningConfig(), datetime.now(UTC))
+                  if "uv run" in d.text]  # fmt: skip
+        said = {"CLAUDE.md": read_target(ctx, "CLAUDE.md")}
+        assert drafts and select(drafts, set(), said) == []
+
+
+def test_a_configured_model_words_the_suggestion(repo: Path, tmp_path: Path):
+    from cortexmem.project.paths import cortex_home
+
+    server = ProviderServer()
+    try:
+        (cortex_home()).mkdir(parents=True, exist_ok=True)
+        (cortex_home() / "ai.yaml").write_text(
+            f"models:\n  distill:\n    provider: ollama\n    base_url: {server.url}\n"
+            "    model: llama3\n    timeout: 5\n"
+        )
+        server.script(Reply(text=json.dumps(
+            {"text": "Run the test suite with `uv run pytest`, never bare `pytest`.",
+             "rationale": "Bare pytest misses the project's virtualenv."})))  # fmt: skip
+        with Context.for_cwd(repo) as ctx:
+            report = propose(ctx, LearningConfig(), use_model=True, extra=[DRAFTS["claude_md"]],
+                             sources=[])  # fmt: skip
+        (queued,) = report.queued
+        assert queued.text == "- Run the test suite with `uv run pytest`, never bare `pytest`."
+        assert queued.drafted_by.endswith("llama3")
+        assert "uv run pytest" in server.requests[0]["body"]["messages"][-1]["content"]
+    finally:
+        server.close()
+    # No model configured: the template is queued as it is.
+    (cortex_home() / "ai.yaml").unlink()
+    with Context.for_cwd(repo) as ctx:
+        report = propose(ctx, LearningConfig(), use_model=True, extra=[DRAFTS["memory"]],
+                         sources=[])  # fmt: skip
+    assert report.queued[0].drafted_by == "template" and not report.model_errors
+
+
+def test_a_project_store_is_found_for_the_review(repo: Path):
+    assert resolve(repo).data_dir == repo / ".cortex"
+
+
+def test_a_long_queue_is_flagged_in_the_briefing_and_the_status(repo: Path):
+    from cortexmem.services.brief import make_briefing
+    from cortexmem.services.status import status
+
+    (repo / ".cortex").mkdir(exist_ok=True)
+    (repo / ".cortex" / "learning.yaml").write_text("review_alert: 3\n")
+    with Context.for_cwd(repo) as ctx:
+        for n in range(2):
+            queue(ctx, Draft("claude_md", "CLAUDE.md", f"Rule {n}", f"- Rule {n}.", "x", "t"))
+        assert status(ctx)["learning"]["alert"] is None
+        queue(ctx, Draft("claude_md", "CLAUDE.md", "Rule 3", "- Rule 3.", "x", "t"))
+        alert = status(ctx)["learning"]["alert"]
+        assert alert == "3 suggestions wait for your review: run `cortex review`"
+        assert f"⚑ {alert}" in make_briefing(ctx).markdown
+
+
+# ----------------------------------------------------------------- the dream
+
+
+def test_the_dream_is_a_dry_run_with_a_report_until_told_to_apply(repo: Path):
+    from cortexmem.services.dream import dream
+
+    rules = repo / ".claude" / "rules"
+    rules.mkdir(parents=True)
+    (rules / "cortex-generated-rules.md").write_text(
+        "# Rules\n\n- Run tests with `uv run pytest` always.\n- See [the notes](docs/none.md).\n"
+        "- Run tests with `uv run pytest` always.\n"
+    )
+    old = Observation(session_id="s-old", tool="Read", ok=True, at="2020-01-01T00:00:00.000000Z")
+    with Context.for_cwd(repo) as ctx:
+        store = ctx.writable("project")
+        store.record_capture([failure(n) for n in range(3)], to_memories, None, [old])
+        dry = dream(ctx)
+        assert dry.dry_run and dry.compacted == 1 and dry.queued == 0
+        assert [d.split(" (")[0] for d in dry.drafts] == ["Recurring failure: uv run pytest"]
+        kinds = sorted(f.kind for f in dry.findings)
+        assert kinds == ["dead_link", "same_entry"]
+        assert Path(str(dry.report)).read_text().startswith("# Cortex dream — ")
+        assert store.count_suggestions() == 0 and len(list(store.iter_observations())) == 1
+        done = dream(ctx, apply=True)
+        assert done.queued == 1 and store.count_suggestions() == 1
+        assert list(store.iter_observations()) == []
+        assert done.fixed == [".claude/rules/cortex-generated-rules.md"]
+        assert (rules / "cortex-generated-rules.md").read_text().count("uv run pytest") == 1
+        assert dream(ctx, apply=True).queued == 0  # proposed once
+
+
+def test_a_second_dream_is_refused_while_one_runs(repo: Path):
+    from cortexmem.services.briefing_cache import PidLock
+    from cortexmem.services.dream import LOCK, DreamBusy, dream
+
+    with Context.for_cwd(repo) as ctx:
+        ctx.writable("project")
+        with PidLock(str(ctx.paths.data_dir / LOCK)), pytest.raises(DreamBusy):
+            dream(ctx)
+        assert dream(ctx).dry_run  # free again once the first is done
