@@ -448,10 +448,19 @@ class Snapshot:
         }
 
 
+def reader(db: Path) -> sqlite3.Connection:
+    """A connection that never writes the data, but may recover the WAL as the next Cortex
+    process would after a kill -9: a ``mode=ro`` one cannot, and fails with "attempt to write
+    a readonly database" when the kill left the WAL needing recovery."""
+    conn = sqlite3.connect(db, timeout=30)
+    conn.execute("PRAGMA query_only = ON")
+    return conn
+
+
 def integrity(db: Path) -> str:
     if not db.is_file():
         return "missing"
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
+    conn = reader(db)
     try:
         rows = conn.execute("PRAGMA integrity_check").fetchall()
     finally:
@@ -464,7 +473,7 @@ def snapshot(db: Path) -> Snapshot:
     if not db.is_file():
         return snap
     snap.integrity = integrity(db)
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
+    conn = reader(db)
     try:
         marks = ", ".join("?" * len(LIVE_KINDS))
         for digest, kind in conn.execute("SELECT content_hash, kind FROM events"):
@@ -584,7 +593,7 @@ def state_token(db: Path) -> tuple[int, ...]:
     """Changes whenever a capture committed anything."""
     if not db.is_file():
         return ()
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
+    conn = reader(db)
     try:
         return tuple(
             conn.execute(
