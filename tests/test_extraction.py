@@ -208,6 +208,22 @@ def test_task_tools_of_newer_versions_are_plan_steps_too():
     ]
 
 
+@pytest.mark.parametrize(
+    "wording",
+    [
+        "The user doesn't want to proceed with this tool use. The tool use was rejected.",
+        "The user doesn't want to take this action right now. STOP what you are doing and wait "
+        "for the user to tell you how to proceed.",
+    ],
+)
+def test_a_refused_write_is_a_choice_not_a_failure_nor_a_file(wording: str):
+    session = Session().tool("Write", {"file_path": "/home/dev/app/CLAUDE.md"}, wording,
+                             error=True)  # fmt: skip
+    events = session.events()
+    assert [e.kind for e in events] == ["refused"]
+    assert events[0].content == "The person refused Write CLAUDE.md"
+
+
 def test_an_approved_plan_is_remembered_and_a_refused_one_is_not():
     events = (
         Session()

@@ -146,7 +146,11 @@ TOOL_KINDS: Final[dict[str, ToolKind]] = {
 # Older and newer names of the same tools.
 TOOL_ALIASES: Final = {"exit_plan_mode": "ExitPlanMode", "Agent": "Task"}
 # What Claude Code answers when the person refuses a tool call: a choice, not a failure.
-REFUSAL: Final = "The user doesn't want to proceed with this tool use"
+# How a tool result says the person declined the call (two wordings seen in real sessions).
+REFUSALS: Final = (
+    "The user doesn't want to proceed with this tool use",
+    "The user doesn't want to take this action right now",
+)
 # What Claude Code writes into messages without anyone speaking.
 DIALECT: Final = Dialect(
     injected_tags=("system-reminder", "command-[a-z-]+", "local-command-[a-z-]+", "ide_[a-z_]+"),
@@ -224,7 +228,7 @@ def tool_outcome(
         call_id=call_id,
         text=text,
         is_error=is_error,
-        refused=is_error and text.startswith(REFUSAL),
+        refused=is_error and text.startswith(REFUSALS),
         output="\n".join(_text(extra.get(k)) for k in ("stdout", "stderr") if _text(extra.get(k))),
         path=_text(extra.get("filePath")),
         created=extra.get("type") == "create",
