@@ -41,12 +41,13 @@ def available() -> list[Path]:
     return [TRANSCRIPTS / name for name in PICKED if (TRANSCRIPTS / name).is_file()]
 
 
-Captured = tuple[Counter[str], frozenset[str], frozenset[str]]
+Captured = tuple[Counter[str], frozenset[str], frozenset[str], frozenset[tuple[str, str]]]
 
 
 def captured_in_pieces(source: Path, cuts: list[int]) -> Captured:
     """Write ``source`` line by line into a transcript, capturing after each cut and at the
-    end; (event kinds, event content hashes, memory content hashes) of the store."""
+    end; (event kinds, event content hashes, memory content hashes, episodes by role and
+    text) of the store."""
     lines = source.read_bytes().splitlines(keepends=True)
     session_id = READER.session_info(source).session_id
     with tempfile.TemporaryDirectory() as folder:
@@ -64,10 +65,12 @@ def captured_in_pieces(source: Path, cuts: list[int]) -> Captured:
                 capture.capture_transcript(store, transcript, reader=READER, session_id=session_id)
             events = list(store.iter_events())
             memories = list(store.iter_memories())
+            episodes = list(store.iter_episodes())
     return (
         Counter(e.kind for e in events),
         frozenset(e.content_hash for e in events),
         frozenset(m.content_hash for m in memories),
+        frozenset((e.role, e.text) for e in episodes),
     )
 
 
@@ -83,12 +86,13 @@ def line_count(source: Path) -> int:
 def test_slopometry_split_after_line_667_keeps_every_resolution():
     if not SLOPOMETRY.is_file():
         pytest.skip(f"{SLOPOMETRY} is not here")
-    kinds, events, memories = captured_in_pieces(SLOPOMETRY, [667])
-    whole_kinds, whole_events, whole_memories = whole(SLOPOMETRY)
+    kinds, events, memories, episodes = captured_in_pieces(SLOPOMETRY, [667])
+    whole_kinds, whole_events, whole_memories, whole_episodes = whole(SLOPOMETRY)
     assert whole_kinds["error_resolved"] == 3
     assert kinds["error_resolved"] == 3
     assert events == whole_events
     assert memories == whole_memories
+    assert episodes == whole_episodes
 
 
 @st.composite
@@ -111,10 +115,11 @@ def pieces(draw: st.DrawFn) -> tuple[Path, list[int]]:
 @given(case=pieces())
 def test_any_transcript_in_k_pieces_equals_it_whole(case: tuple[Path, list[int]]):
     source, cuts = case
-    _, events, memories = captured_in_pieces(source, cuts)
-    _, whole_events, whole_memories = whole(source)
+    _, events, memories, episodes = captured_in_pieces(source, cuts)
+    _, whole_events, whole_memories, whole_episodes = whole(source)
     assert events == whole_events, f"{source.name} cut at {sorted(set(cuts))}"
     assert memories == whole_memories, f"{source.name} cut at {sorted(set(cuts))}"
+    assert episodes == whole_episodes, f"{source.name} cut at {sorted(set(cuts))}"
 
 
 def test_every_line_a_piece_equals_it_whole():
@@ -123,6 +128,7 @@ def test_every_line_a_piece_equals_it_whole():
         n = line_count(source)
         if n > 800:
             continue
-        _, events, memories = captured_in_pieces(source, list(range(1, n)))
-        _, whole_events, whole_memories = whole(source)
+        _, events, memories, episodes = captured_in_pieces(source, list(range(1, n)))
+        _, whole_events, whole_memories, whole_episodes = whole(source)
         assert (events, memories) == (whole_events, whole_memories), source.name
+        assert episodes == whole_episodes, source.name

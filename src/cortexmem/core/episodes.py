@@ -32,6 +32,7 @@ MIN_TEXT: Final = 12
 MAX_CHUNKS_PER_MESSAGE: Final = 40
 # Failing tool output is noisy: its head says what failed.
 MAX_TOOL_ERROR: Final = 2_000
+MAX_PENDING_CALLS: Final = 256
 # What was written into a file is kept as far as its head: a whole generated file is the
 # repository's business, its first screens say what it is.
 MAX_WRITTEN: Final = 6_000
@@ -113,7 +114,20 @@ class EpisodeCollector:
             else None
         )
         self.limit = limit
-        self.subagent_calls: set[str] = set()
+        # Subagent calls awaiting their report (insertion-ordered, bounded like the extractor's
+        # pending calls): saved with the cursor, so a pass boundary between a call and its
+        # report loses nothing (``to_state`` / ``load_state``).
+        self.subagent_calls: dict[str, None] = {}
+
+    def to_state(self) -> dict[str, list[str]]:
+        """What this collector carries from one entry to the next, JSON-ready."""
+        return {"subagent_calls": list(self.subagent_calls)[-MAX_PENDING_CALLS:]}
+
+    def load_state(self, state: object) -> None:
+        """Go on from ``to_state``; anything unreadable is ignored (nothing awaits then)."""
+        calls = state.get("subagent_calls") if isinstance(state, dict) else None
+        if isinstance(calls, list):
+            self.subagent_calls = {str(c): None for c in calls[-MAX_PENDING_CALLS:]}
 
     def feed(self, entry: Entry) -> list[Episode]:
         """Never raises on content: a malformed entry yields nothing."""
@@ -133,13 +147,15 @@ class EpisodeCollector:
         for block in entry.blocks:
             if block.kind == "tool_use" and block.call is not None:
                 if block.call.kind == "subagent" and block.tool_use_id:
-                    self.subagent_calls.add(block.tool_use_id)
+                    self.subagent_calls[block.tool_use_id] = None
+                    while len(self.subagent_calls) > MAX_PENDING_CALLS:
+                        del self.subagent_calls[next(iter(self.subagent_calls))]
                 elif block.call.kind == "plan" and block.call.plan:
                     out += self._episodes(entry, block.call.plan, "plan")
             elif block.kind == "tool_result" and block.outcome is not None:
                 outcome = block.outcome
                 if outcome.call_id in self.subagent_calls and not outcome.is_error:
-                    self.subagent_calls.discard(outcome.call_id)
+                    del self.subagent_calls[outcome.call_id]
                     out += self._episodes(entry, outcome.text, "subagent")
                 elif outcome.is_error and not outcome.refused:
                     failing = clip_redacted(outcome.output or outcome.text, MAX_TOOL_ERROR)

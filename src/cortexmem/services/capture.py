@@ -265,6 +265,8 @@ def capture_transcript(
     said = EpisodeCollector(
         session_id=session_id, transcript_path=key, branch=branch, dialect=reader.dialect
     )
+    if saved is not None and offset > 0 and saved.state:
+        said.load_state(_saved(saved.state, "episodes"))
     stats = ParseStats()
     events: list[Event] = []
     episodes: list[Episode] = []
@@ -279,7 +281,7 @@ def capture_transcript(
             line=end_line,
             head_hash=head_hash(path, end),
             session_id=session_id,
-            state=_with_digest_due(extractor.snapshot(), due),
+            state=_with_state(extractor.snapshot(), digest_due=due, episodes=said.to_state()),
         )
 
     def commit_batch(final: bool) -> None:
@@ -358,17 +360,25 @@ def _digest_due(state: str) -> bool:
         return False
 
 
-def _with_digest_due(state: str, due: bool) -> str:
-    """The extractor's saved state with the digest debt beside it (the extractor ignores the
-    extra key)."""
+def _with_state(state: str, **beside: object) -> str:
+    """The extractor's saved state with what else a pass carries beside it: the digest debt,
+    the episode collector's pending calls (the extractor ignores the extra keys)."""
     try:
         data = json.loads(state)
     except ValueError:
         return state
     if not isinstance(data, dict):
         return state
-    data["digest_due"] = due
+    data.update(beside)
     return json.dumps(data)
+
+
+def _saved(state: str, key: str) -> object:
+    try:
+        data = json.loads(state)
+    except ValueError:
+        return None
+    return data.get(key) if isinstance(data, dict) else None
 
 
 # The tag of a session's summary memory (``core.extraction.digest``).
