@@ -142,6 +142,31 @@ def test_what_was_written_and_planned_is_kept_under_its_path(store, tmp_path: Pa
     assert hits and hits[0][1].text == f"rec.js:\n{code}"
 
 
+def test_a_subagents_write_is_kept_from_its_input_even_across_a_pass(store, tmp_path: Path):
+    """A subagent's transcript has no ``toolUseResult``: what was written comes from the call's
+    input once its result says it succeeded, and a pass boundary between the two loses nothing
+    (the pending write is saved with the cursor, redacted)."""
+    secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    doc = f"# Beads\n\nThe command-line tool is `bd`. Token: {secret}"
+    t = tmp_path / "agent.jsonl"
+    write(t, [tool_use(1, "Write", {"file_path": "/home/dev/app/research-beads.md",
+                                    "content": doc})])  # fmt: skip
+    capture.capture_transcript(store, t, reader=READER, session_id="sess-ep")
+    saved = store.get_cursor(str(t.resolve()))
+    assert saved is not None and secret not in saved.state and "REDACTED" in saved.state
+    assert not [e for e in store.iter_episodes() if e.role == "written"]  # not yet written
+    with t.open("a", encoding="utf-8") as fh:
+        fh.write(tool_result(2, 1, None) + "\n")  # "File created successfully" only
+        fh.write(
+            tool_use(3, "Write", {"file_path": "/home/dev/app/x.md", "content": "nope!"}) + "\n"
+        )
+        fh.write(tool_result(4, 3, None, error=True) + "\n")
+    capture.capture_transcript(store, t, reader=READER, session_id="sess-ep")
+    (written,) = [e for e in store.iter_episodes() if e.role == "written"]
+    assert written.text.startswith("research-beads.md:\n# Beads")
+    assert "`bd`" in written.text and secret not in written.text
+
+
 # ----------------------------------------------------------------- capture
 
 

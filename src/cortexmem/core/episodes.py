@@ -22,7 +22,7 @@ from typing import Final
 
 from cortexmem.core.extraction.prose import injected, is_host_text
 from cortexmem.core.redact import redact
-from cortexmem.core.session import PLAIN, Dialect, Entry, ToolResult
+from cortexmem.core.session import PLAIN, Dialect, Entry
 from cortexmem.core.text import REDACT_MARGIN, clip_redacted
 from cortexmem.model import Episode, Memory, SourceContext, normalise_time, parse_time, utc_now
 
@@ -33,6 +33,7 @@ MAX_CHUNKS_PER_MESSAGE: Final = 40
 # Failing tool output is noisy: its head says what failed.
 MAX_TOOL_ERROR: Final = 2_000
 MAX_PENDING_CALLS: Final = 256
+MAX_PENDING_WRITES: Final = 16
 # What was written into a file is kept as far as its head: a whole generated file is the
 # repository's business, its first screens say what it is.
 MAX_WRITTEN: Final = 6_000
@@ -118,16 +119,34 @@ class EpisodeCollector:
         # pending calls): saved with the cursor, so a pass boundary between a call and its
         # report loses nothing (``to_state`` / ``load_state``).
         self.subagent_calls: dict[str, None] = {}
+        # Writes and edits awaiting their result: call id -> (path, what they ask to write).
+        self.writes: dict[str, tuple[str, str]] = {}
 
-    def to_state(self) -> dict[str, list[str]]:
+    def to_state(self) -> dict[str, list]:
         """What this collector carries from one entry to the next, JSON-ready."""
-        return {"subagent_calls": list(self.subagent_calls)[-MAX_PENDING_CALLS:]}
+        return {
+            "subagent_calls": list(self.subagent_calls)[-MAX_PENDING_CALLS:],
+            # saved like everything else: redacted (a write awaiting its result may hold a key)
+            "writes": [
+                [k, path, redact(text)]
+                for k, (path, text) in list(self.writes.items())[-MAX_PENDING_WRITES:]
+            ],
+        }
 
     def load_state(self, state: object) -> None:
         """Go on from ``to_state``; anything unreadable is ignored (nothing awaits then)."""
-        calls = state.get("subagent_calls") if isinstance(state, dict) else None
+        if not isinstance(state, dict):
+            return
+        calls = state.get("subagent_calls")
         if isinstance(calls, list):
             self.subagent_calls = {str(c): None for c in calls[-MAX_PENDING_CALLS:]}
+        writes = state.get("writes")
+        if isinstance(writes, list):
+            self.writes = {
+                str(w[0]): (str(w[1]), str(w[2]))
+                for w in writes[-MAX_PENDING_WRITES:]
+                if isinstance(w, list) and len(w) == 3
+            }
 
     def feed(self, entry: Entry) -> list[Episode]:
         """Never raises on content: a malformed entry yields nothing."""
@@ -152,6 +171,14 @@ class EpisodeCollector:
                         del self.subagent_calls[next(iter(self.subagent_calls))]
                 elif block.call.kind == "plan" and block.call.plan:
                     out += self._episodes(entry, block.call.plan, "plan")
+                elif block.call.written.strip() and block.tool_use_id:
+                    # kept until its result says whether it was written (bounded)
+                    self.writes[block.tool_use_id] = (
+                        block.call.path,
+                        block.call.written[: MAX_WRITTEN + REDACT_MARGIN],
+                    )
+                    while len(self.writes) > MAX_PENDING_WRITES:
+                        del self.writes[next(iter(self.writes))]
             elif block.kind == "tool_result" and block.outcome is not None:
                 outcome = block.outcome
                 if outcome.call_id in self.subagent_calls and not outcome.is_error:
@@ -160,8 +187,13 @@ class EpisodeCollector:
                 elif outcome.is_error and not outcome.refused:
                     failing = clip_redacted(outcome.output or outcome.text, MAX_TOOL_ERROR)
                     out += self._episodes(entry, failing, "tool_error", redacted=True)
-                elif outcome.written.strip() and not outcome.is_error:
-                    out += self._written(entry, outcome)
+                asked = self.writes.pop(outcome.call_id or "", None)
+                if outcome.is_error:
+                    continue
+                if outcome.written.strip():
+                    out += self._written(entry, outcome.path, outcome.written)
+                elif asked is not None:  # no copy in the result (a subagent's transcript)
+                    out += self._written(entry, outcome.path or asked[0], asked[1])
         if entry.is_meta:
             return out
         text = entry.text
@@ -175,14 +207,14 @@ class EpisodeCollector:
             out += self._episodes(entry, text, "subagent" if entry.is_sidechain else "assistant")
         return out
 
-    def _written(self, entry: Entry, outcome: ToolResult) -> list[Episode]:
+    def _written(self, entry: Entry, path: str, written: str) -> list[Episode]:
         """What a write or an edit put into a file, under the file's path (relative to the
         session's directory), as far as ``MAX_WRITTEN``."""
-        path = outcome.path.replace("\\", "/")
+        path = path.replace("\\", "/")
         root = (entry.cwd or "").replace("\\", "/").rstrip("/")
         if root and path.lower().startswith(root.lower() + "/"):
             path = path[len(root) + 1 :]
-        text = f"{path}:\n{outcome.written}" if path else outcome.written
+        text = f"{path}:\n{written}" if path else written
         return self._episodes(entry, clip_redacted(text, MAX_WRITTEN), "written", redacted=True)
 
     def _episodes(

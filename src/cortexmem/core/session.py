@@ -48,7 +48,9 @@ class ToolCall:
     ``pattern`` (what a search looks for), ``command`` and ``description`` (shell),
     ``plan`` (a proposed plan), ``steps`` (a whole to-do list as ``(text, status)``; ``None``
     when the input had no list), ``subject`` / ``task_id`` / ``status`` (one to-do step),
-    ``agent`` (a subagent's type).
+    ``agent`` (a subagent's type), ``written`` (what a write or an edit asks to put into the
+    file: the new file's content, an edit's new text; only taken as written once its result
+    says it succeeded).
     """
 
     kind: ToolKind
@@ -64,6 +66,7 @@ class ToolCall:
     task_id: str | None = None
     status: str | None = None
     agent: str = ""
+    written: str = ""
 
 
 @dataclass(frozen=True)

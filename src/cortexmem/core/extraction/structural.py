@@ -123,7 +123,8 @@ class StructuralLayer:
         """Everything carried from one entry to the next, as JSON-ready data: saved with the
         cursor so the next pass goes on exactly where this one stopped."""
         return {
-            "pending": [[k, asdict(call)] for k, call in self.pending.items()],
+            # what a write asks to put into a file is the episodes' business, not extraction's
+            "pending": [[k, {**asdict(call), "written": ""}] for k, call in self.pending.items()],
             "failures": [[list(k), list(v)] for k, v in self.failures.items()],
             "todos": list(self.todos.items()),
             "tasks": list(self.tasks.items()),

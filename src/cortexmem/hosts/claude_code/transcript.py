@@ -209,7 +209,23 @@ def tool_call(name: str | None, tool_input: dict[str, Any], call_id: str | None)
         task_id=None if task_id is None else str(task_id),
         status=status if isinstance(status, str) else None,
         agent=_text(tool_input.get("subagent_type")),
+        written=_input_written(tool_input),
     )
+
+
+def _input_written(tool_input: dict[str, Any]) -> str:
+    """What a Write (``content``), an Edit (``new_string``) or a MultiEdit (each edit's
+    ``new_string``) asks to put into a file (cut to ``MAX_RESULT_CHARS``)."""
+    if "new_string" in tool_input:
+        text = _text(tool_input.get("new_string"))
+    elif isinstance(tool_input.get("edits"), list):
+        edits = [e for e in tool_input["edits"] if isinstance(e, dict)]
+        text = "\n\n".join(_text(e.get("new_string")) for e in edits).strip()
+    elif "file_path" in tool_input and isinstance(tool_input.get("content"), str):
+        text = _text(tool_input.get("content"))
+    else:
+        return ""
+    return _cut(text, MAX_RESULT_CHARS)
 
 
 def tool_outcome(
