@@ -17,6 +17,7 @@ if TYPE_CHECKING:
         EpisodeStore,
         EventStore,
         GraphStore,
+        LessonStore,
         LifecycleStore,
         MemoryStore,
         Store,
@@ -37,4 +38,5 @@ if TYPE_CHECKING:
     _lifecycle: LifecycleStore = _sqlite
     _backups: BackupStore = _sqlite
     _ai: AIStore = _sqlite
+    _lessons: LessonStore = _sqlite
     _store: Store = _sqlite
