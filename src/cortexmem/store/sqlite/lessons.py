@@ -13,6 +13,7 @@ from cortexmem.core.fts_query import to_fts_query
 from cortexmem.model import Lesson, utc_now
 from cortexmem.store.protocols import ShownWarning
 from cortexmem.store.sqlite.tx import Transactions
+from cortexmem.store.sqlite.vector_rows import put_vectors, vector_state
 
 MAX_ACTION: Final = 300
 _WARNING: Final = (
@@ -195,22 +196,14 @@ class LessonRooms(Transactions):
         )
 
     def warnings_of_session(self, session_id: str) -> list[ShownWarning]:
-        rows = self.read(
-            lambda conn: conn.execute(
-                f"SELECT {_WARNING} FROM lesson_warnings WHERE session_id = ? ORDER BY id",
-                (session_id,),
-            ).fetchall()
-        )
-        return [ShownWarning(*r) for r in rows]
+        return self._warnings("session_id = ? ORDER BY id", (session_id,))
 
     def unjudged_warnings(self, limit: int = 100) -> list[ShownWarning]:
-        rows = self.read(
-            lambda conn: conn.execute(
-                f"SELECT {_WARNING} FROM lesson_warnings WHERE verdict IS NULL ORDER BY id LIMIT ?",
-                (limit,),
-            ).fetchall()
-        )
-        return [ShownWarning(*r) for r in rows]
+        return self._warnings("verdict IS NULL ORDER BY id LIMIT ?", (limit,))
+
+    def _warnings(self, where: str, args: tuple[Any, ...]) -> list[ShownWarning]:
+        sql = f"SELECT {_WARNING} FROM lesson_warnings WHERE {where}"
+        return [ShownWarning(*r) for r in self.read(lambda c: c.execute(sql, args).fetchall())]
 
     def set_warning_outcome(self, session_id: str, tool_use_id: str, outcome: str) -> int:
         return int(
@@ -251,33 +244,14 @@ class LessonRooms(Transactions):
     ) -> int:
         if not items:
             return 0
-        when = utc_now()
-
-        def op(conn: sqlite3.Connection) -> int:
-            row = conn.execute("SELECT coalesce(max(version), 0) + 1 FROM lesson_embeddings")
-            version = int(row.fetchone()[0])
-            written = 0
-            for seq, blob in items:
-                if len(blob) != dim * 4:
-                    raise ValueError(f"vector of {len(blob)} bytes is not {dim} float32 values")
-                written += conn.execute(
-                    "INSERT OR REPLACE INTO lesson_embeddings (lesson_seq, model, dim, vector, "
-                    "version, embedded_at) SELECT ?, ?, ?, ?, ?, ? "
-                    "WHERE EXISTS (SELECT 1 FROM lessons WHERE seq = ?)",
-                    (seq, model, dim, blob, version, when, seq),
-                ).rowcount
-            return written
-
-        return self.write(op)
+        return self.write(
+            lambda conn: put_vectors(
+                conn, "lesson_embeddings", "lesson_seq", "lessons", model, dim, items
+            )
+        )
 
     def lesson_embedding_state(self, model: str) -> tuple[int, int]:
-        row = self.read(
-            lambda conn: conn.execute(
-                "SELECT count(*), coalesce(max(version), 0) FROM lesson_embeddings WHERE model = ?",
-                (model,),
-            ).fetchone()
-        )
-        return int(row[0]), int(row[1])
+        return self.read(lambda conn: vector_state(conn, "lesson_embeddings", model))
 
     def load_lesson_embeddings(
         self, model: str, after_version: int = 0
