@@ -15,7 +15,9 @@ thread before it exits, so nothing outlives it.
 
 Requests (``{"op": ...}``): ``ping``; ``anticipate`` (``prompt``, optional ``branch``): the
 context to inject for a prompt, possibly empty; ``recall`` (``query``, ``limit``, ``branch``,
-``alpha``); ``sync``: embed the backlog now; ``upkeep`` (``cwd``, ``label``, ``memories_added``):
+``alpha``); ``warn`` (``action``, ``session_id``, ``tool_use_id``, ``dry_run``): the
+warnings before a tool call (``services.warn``); ``sync``: embed the backlog now; ``upkeep``
+(``cwd``, ``label``, ``memories_added``):
 what a turn's end left to do (projections, briefing, lifecycle, consolidation,
 ``services.session.upkeep``), done between requests, once for every capture that asked
 meanwhile, and before the server exits; ``stop``.
@@ -47,6 +49,7 @@ ACCEPT_TIMEOUT = 0.5
 UPKEEP_WAIT = 2.0
 MODEL_EVERY = 10.0
 MODEL_WORK = 300.0
+LESSON_BATCH = 64
 
 
 class RecallServer:
@@ -100,6 +103,10 @@ class RecallServer:
                 self.ctx, prompt, branch=request.get("branch"), embedder=self._embedder()
             )
             return {"ok": True, "context": found.text, "ids": found.ids}
+        if op == "warn":
+            from cortexmem.services.warn import serve
+
+            return {"ok": True, **serve(self.ctx, request, embedder=self._embedder())}
         if op == "recall":
             from cortexmem.services.recall import recall
 
@@ -136,8 +143,16 @@ class RecallServer:
 
         self.last_sync = time.monotonic()
         report = sync_context(self.ctx, self._embedder(), deadline=deadline)
-        self.backlog_left = report.remaining > 0
-        return report.embedded
+        lessons = self.embed_lessons()
+        self.backlog_left = report.remaining > 0 or lessons >= LESSON_BATCH
+        return report.embedded + lessons
+
+    def embed_lessons(self) -> int:
+        """Lessons are searchable by meaning within seconds of their making."""
+        from cortexmem.services.lesson_vectors import embed_lessons
+
+        store = self.ctx.store("project")
+        return embed_lessons(store, self._embedder(), LESSON_BATCH) if store else 0
 
     def upkeep(self) -> None:
         """Do the upkeep turns' ends asked for, per working folder of this project."""

@@ -129,7 +129,7 @@ def _capture(hook: HookInput, *, deadline: float) -> None:
     """Stop, SubagentStop, PreCompact, SessionEnd: ``services.session.after_capture``; only
     Stop (a turn of the main session ended) runs the whole policy."""
     from cortexmem.hosts.claude_code.reader import READER
-    from cortexmem.hosts.claude_code.rules import briefing_writer
+    from cortexmem.hosts.claude_code.rules import briefing_writer, lessons_writer
     from cortexmem.project.paths import resolve
     from cortexmem.services.session import after_capture, open_context
 
@@ -149,6 +149,7 @@ def _capture(hook: HookInput, *, deadline: float) -> None:
             write_briefing=briefing_writer(paths),
             hand_off=lambda added: _hand_off(hook, paths, added),
             queue_model_work=hook.event in ("Stop", "SessionEnd"),
+            write_lessons=lessons_writer(paths),
         )
 
 

@@ -86,8 +86,8 @@ class LessonRooms(Transactions):
             lambda conn: conn.execute(
                 "SELECT data FROM lessons WHERE id = ? UNION ALL "
                 "SELECT data FROM (SELECT data FROM lessons WHERE id LIKE ? ESCAPE '\\' "
-                "ORDER BY id LIMIT 2)",
-                (lesson_id, _prefix(lesson_id)),
+                "OR id LIKE ? ESCAPE '\\' ORDER BY id LIMIT 2)",
+                (lesson_id, _prefix(lesson_id), "%-" + _prefix(lesson_id)[:-1]),
             ).fetchall()
         )
         if not rows:
