@@ -630,9 +630,10 @@ class Lesson:
     """Something learned from what happened: the seeds' scar and experience in one record.
 
     ``text`` is the lesson itself ("when X, do Y, because Z"); ``key`` is what makes two
-    lessons the same one (learned twice = ``confirmed`` twice). ``events``, ``episodes`` and
-    ``sessions`` are its evidence, ``source`` how it was drawn (structural, keyword, tag,
-    model, manual, principle). The counters are the judge's and recall's; ``noise`` counts
+    lessons the same one (learned twice = ``confirmed`` twice). ``events`` (their content
+    hashes: stable however often they are read), ``episodes`` and ``sessions`` are its
+    evidence, ``source`` how it was drawn (structural, keyword, tag, model, manual,
+    principle). The counters are the judge's and recall's; ``noise`` counts
     the reasons a warning was called noise. ``lang_exclude``/``project_exclude`` narrow where
     it applies; ``superseded_by`` names the lesson that replaced it.
     """

@@ -86,7 +86,7 @@ def _make(
         importance=IMPORTANCE[weight],
         learnable=kind != "victory",
         source=source,
-        events=(event.id,),
+        events=(event.content_hash,),
         sessions=(session,) if session else (),
         created_at=event.created_at,
         updated_at=event.created_at,
@@ -107,6 +107,8 @@ def from_fix(event: Event) -> Lesson | None:
         return None
     shell = p.get("call") == "shell"
     target = str(p.get("target") or "")
+    if not shell and not [f for f in files if f != target]:
+        return None  # the call itself, retried until it went through: no fix between runs
     error = str(p.get("error") or "")
     cause = str(p.get("cause") or "").rstrip(".")
     command = target if shell else ""
@@ -202,36 +204,45 @@ def from_success(event: Event) -> Lesson | None:
     return None
 
 
+def _reasons(events: Sequence[Event]) -> dict[int, Event]:
+    """For each refusal (by position), what the person said next in the same session: a prompt
+    or a stated preference within ``REASON_WINDOW`` events."""
+    found: dict[int, Event] = {}
+    for i, e in enumerate(events):
+        if e.kind != "refused":
+            continue
+        for later in events[i + 1 : i + 1 + REASON_WINDOW]:
+            if (
+                later.kind in ("prompt", "preference")
+                and later.payload.get("speaker", "user") == "user"
+                and later.provenance.session_id == e.provenance.session_id
+            ):
+                found[i] = later
+                break
+    return found
+
+
 def lessons_from_events(events: Sequence[Event]) -> list[Lesson]:
-    """Every lesson a session's events teach, in the order they happened (oldest first)."""
+    """Every lesson a session's events teach, in the order they happened (oldest first). What
+    the person said as the reason for a refusal is that refusal's lesson, not another one."""
+    reasons = _reasons(events)
+    said = {r.content for r in reasons.values()}
     out: list[Lesson] = []
     for i, e in enumerate(events):
+        lesson: Lesson | None = None
         if e.kind == "error_resolved":
             lesson = from_fix(e)
-            if lesson is not None:
-                out.append(lesson)
         elif e.kind == "preference" and e.payload.get("speaker") == "user":
-            if is_correction(e.content):
-                out.append(from_correction(e))
+            if is_correction(e.content) and e.content not in said:
+                lesson = from_correction(e)
         elif e.kind == "refused":
-            reason = next(
-                (
-                    later
-                    for later in events[i + 1 : i + 1 + REASON_WINDOW]
-                    if later.kind in ("prompt", "preference")
-                    and later.payload.get("speaker", "user") == "user"
-                    and later.provenance.session_id == e.provenance.session_id
-                ),
-                None,
-            )
-            if reason is not None:
-                out.append(from_refusal(e, reason))
+            lesson = from_refusal(e, reasons[i]) if i in reasons else None
         elif e.kind == "gotcha" and e.payload.get("layer") in FLAGGED:
-            out.append(from_gotcha(e))
+            lesson = from_gotcha(e)
         else:
             lesson = from_success(e)
-            if lesson is not None:
-                out.append(lesson)
+        if lesson is not None:
+            out.append(lesson)
     out += from_retries(events)
     return out
 

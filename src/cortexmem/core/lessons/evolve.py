@@ -62,7 +62,7 @@ def verdict_applied(
         return changed, f"followed ×{followed}"
     if verdict == "IGNORED":
         changed = lesson.with_changes(ignored=lesson.ignored + weight, updated_at=now)
-        return _maybe_demoted(changed, f"ignored ×{changed.ignored}")
+        return _maybe_demoted(lesson, changed, f"ignored ×{changed.ignored}")
     if verdict == "IRRELEVANT":
         changed = lesson.with_changes(irrelevant=lesson.irrelevant + weight, updated_at=now)
         note = f"irrelevant ×{changed.irrelevant}"
@@ -76,14 +76,19 @@ def verdict_applied(
             changed = changed.with_changes(noise=_bump(lesson.noise, reason))
             if reason == "stale_rule" and changed.noise_count("stale_rule") >= DEMOTE_AFTER:
                 return changed.with_changes(status="superseded"), f"{note}: stale, superseded"
-            return _maybe_demoted(changed, f"{note} ({reason})")
+            return _maybe_demoted(lesson, changed, f"{note} ({reason})")
         return changed, note
     return lesson, "unclear"
 
 
-def _maybe_demoted(lesson: Lesson, note: str) -> tuple[Lesson, str]:
-    strikes = lesson.ignored + lesson.noise_count()
-    if strikes < DEMOTE_AFTER or strikes % DEMOTE_AFTER:
+def _strikes(lesson: Lesson) -> int:
+    return lesson.ignored + lesson.noise_count()
+
+
+def _maybe_demoted(before: Lesson, lesson: Lesson, note: str) -> tuple[Lesson, str]:
+    """Every ``DEMOTE_AFTER`` strikes (ignored or noise) a lesson goes down a tier; from T2 or
+    T3 it is archived."""
+    if _strikes(lesson) // DEMOTE_AFTER <= _strikes(before) // DEMOTE_AFTER:
         return lesson, note
     if lesson.tier in ("T3", "T2"):
         return lesson.with_changes(status="archived"), f"{note}: archived"
