@@ -271,3 +271,27 @@ def test_layer_3_fails_open_after_3_seconds_against_a_slow_model(ctx: Context, c
         assert "ACTION: Bash: uv run pytest" in json.dumps(server.requests[-1]["body"])
     finally:
         server.close()
+
+
+def test_what_the_heuristic_cannot_tell_is_judged_by_the_model_in_one_batch(
+    ctx: Context, cortex_home: Path
+):
+    (x,) = stored(ctx, 1)
+    server = ProviderServer()
+    try:
+        cortex_home.mkdir(parents=True, exist_ok=True)
+        (cortex_home / "ai.yaml").write_text(
+            f"models:\n  judge:\n    provider: ollama\n    model: qwen2.5\n"
+            f"    base_url: {server.url}\n    timeout: 10\n"
+        )
+        action = Action("Bash", "shell", command="uv run pytest -q module0")
+        warn_service.warn(ctx, action, session_id="s1", tool_use_id="toolu_9")
+        report = judge_service.judge_session(ctx, "s1")  # no outcome known: UNCLEAR
+        assert report.left_for_model == 1 and judge_service.due(ctx)
+        server.script(Reply(text='{"verdicts": [{"n": 1, "verdict": "FOLLOWED"}]}'))
+        assert judge_service.judge_with_model(ctx) == 1
+        assert ctx.require("project").get_lesson(x.id).followed == 1
+        assert not judge_service.due(ctx)
+        assert "WARNING: When `uv run pytest -q` fails" in json.dumps(server.requests[-1]["body"])
+    finally:
+        server.close()

@@ -10,8 +10,9 @@ lifetime (a second server of the same project exits at once) and exits by itself
 It is also the project's one model worker: every ``MODEL_EVERY`` seconds, when a model is
 configured and sessions queued for distillation have settled, one background thread drains
 the queue (``services.distill.drain``: the worker lock, the budget, the circuit breaker and
-every call's time limit apply) within ``MODEL_WORK`` seconds; the server waits for that
-thread before it exits, so nothing outlives it.
+every call's time limit apply) within ``MODEL_WORK`` seconds, then asks the model for the
+judge's verdicts its heuristic left UNCLEAR (``services.judge.judge_with_model``); the server
+waits for that thread before it exits, so nothing outlives it.
 
 Requests (``{"op": ...}``): ``ping``; ``anticipate`` (``prompt``, optional ``branch``): the
 context to inject for a prompt, possibly empty; ``recall`` (``query``, ``limit``, ``branch``,
@@ -236,13 +237,14 @@ class RecallServer:
         if self.model_thread is not None and self.model_thread.is_alive():
             return
         try:
-            from cortexmem.services import distill
+            from cortexmem.services import distill, judge
             from cortexmem.services.models import routing_of
 
-            if not distill.due(self.ctx, settle=0.0):
+            judging = judge.due(self.ctx)  # warnings the heuristic left to the model
+            if not distill.due(self.ctx, settle=0.0) and not judging:
                 return
             configured = routing_of(self.ctx).route(distill.KIND).configured
-            if configured and not distill.due(self.ctx, settle=distill.SETTLE):
+            if configured and not distill.due(self.ctx, settle=distill.SETTLE) and not judging:
                 return  # queued, not settled yet
         except Exception as exc:
             self.log_once(f"recall server: model queue unreadable: {exc}")
@@ -262,7 +264,11 @@ class RecallServer:
                 report = distill.drain(
                     ctx, deadline=time.monotonic() + MODEL_WORK, settle=distill.SETTLE
                 )
+                judged = self._judge(ctx)
             from cortexmem.project.log import log_line
+
+            if judged:
+                log_line(self.ctx.paths.log, f"judge: {judged} verdicts by the model")
 
             for failure in report.failed:
                 log_line(self.ctx.paths.log, f"distill failed: {failure}")
@@ -275,6 +281,17 @@ class RecallServer:
                 )
         except Exception as exc:  # the worker must never take the server down
             self.log_once(f"recall server: model worker failed: {type(exc).__name__}: {exc}")
+
+    def _judge(self, ctx: Any) -> int:
+        """The warnings left UNCLEAR at Stop, judged by the model in one batch (worker
+        thread: its lock, budget and breaker are ``services.models.ask``'s)."""
+        from cortexmem.services import judge
+
+        try:
+            return judge.judge_with_model(ctx) if judge.due(ctx) else 0
+        except Exception as exc:  # no model, over budget, a failing provider: next time
+            self.log_once(f"recall server: judge: {type(exc).__name__}: {exc}")
+            return 0
 
     def join_model_worker(self) -> None:
         thread = self.model_thread

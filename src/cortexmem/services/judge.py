@@ -82,6 +82,8 @@ def judge_session(
         ok = outcomes.get(warning.tool_use_id) if warning.tool_use_id else None
         verdict = judge(lesson, action, ok, errors)
         if verdict.verdict == "UNCLEAR" and model:
+            outcome = "unknown" if ok is None else "succeeded" if ok else "failed"
+            store.set_warning_outcome(session_id, warning.tool_use_id or "", outcome)
             report.left_for_model += 1
             continue
         _apply(store, warning, lesson, verdict, action, ctx.paths.name)
@@ -140,6 +142,15 @@ JUDGE_SCHEMA = {
 }
 
 
+def due(ctx: Context) -> bool:
+    """Whether the background worker has warnings for the model to judge (the heuristic left
+    them UNCLEAR at a Stop, with their outcome) and a model is configured for ``judge``."""
+    store = ctx.store("project")
+    if store is None or not any(w.outcome for w in store.unjudged_warnings(MODEL_BATCH * 5)):
+        return False
+    return _model_configured(ctx)
+
+
 def judge_with_model(ctx: Context, limit: int = MODEL_BATCH) -> int:
     """The background worker's part: the warnings the heuristic left UNCLEAR, judged by the
     model in one call (``use="judge"``); returns how many got a verdict. Raises what
@@ -147,7 +158,7 @@ def judge_with_model(ctx: Context, limit: int = MODEL_BATCH) -> int:
     from cortexmem.services.models import ask
 
     store = ctx.writable("project")
-    pending = store.unjudged_warnings(limit)
+    pending = [w for w in store.unjudged_warnings(limit * 5) if w.outcome][:limit]
     if not pending:
         return 0
     lessons = {w.lesson_id: store.get_lesson(w.lesson_id) for w in pending}
