@@ -295,3 +295,59 @@ def test_what_the_heuristic_cannot_tell_is_judged_by_the_model_in_one_batch(
         assert "WARNING: When `uv run pytest -q` fails" in json.dumps(server.requests[-1]["body"])
     finally:
         server.close()
+
+
+def test_a_principle_waits_for_review_then_retires_what_it_generalises(ctx: Context):
+    store = ctx.writable("project")
+    group = []
+    for name in ("users", "orders", "items"):
+        x = Lesson(text=f"When `uv run pytest -q` fails on the cache of {name}, clear the key",
+                   trigger=Trigger(program="pytest"), tier="T1")  # fmt: skip
+        group.append(store.add_lesson(x)[0])
+    report = lesson_service.evolve(ctx)
+    (principle,) = report.drafted
+    assert principle.status == "pending" and lesson_service.pending(ctx) == [principle]
+    assert lesson_service.evolve(ctx).drafted == []  # drafted once
+    active, retired = lesson_service.review(ctx, principle.id, approve=True)
+    assert active.status == "active" and {x.id for x in retired} == {x.id for x in group}
+    member = store.get_lesson(group[0].id)
+    assert member.status == "superseded" and member.superseded_by == principle.id
+    rows = lesson_service.timeline(ctx, group[0].id)
+    assert [r["what"] for r in rows if r["lesson"] == group[0].id] == ["learned", "retired"]
+    assert any(r["what"] == "approved" and r["lesson"] == principle.id for r in rows)
+    text = (lesson_service.publish(ctx, lessons_writer(ctx.paths)),
+            (ctx.paths.root / LESSONS_FILE).read_text())[1]  # fmt: skip
+    assert "[principle " in text and "cache of users" in text
+
+
+def test_only_raw_lessons_nothing_used_are_pruned_after_30_days(ctx: Context):
+    from datetime import UTC, datetime, timedelta
+
+    store = ctx.writable("project")
+    unused = store.add_lesson(Lesson(text="raw and never used"))[0]
+    recalled = store.add_lesson(Lesson(text="raw but recalled once", recalled=1))[0]
+    later = datetime.now(UTC) + timedelta(days=31)
+    assert lesson_service.evolve(ctx, now=datetime.now(UTC)).pruned == []
+    assert [x.id for x in lesson_service.evolve(ctx, now=later).pruned] == [unused.id]
+    assert store.get_lesson(recalled.id).status == "active"
+
+
+def test_the_cli(ctx: Context, repo: Path):
+    from conftest import cortex
+
+    (x,) = stored(ctx, 1)
+    ctx.close()
+    listed = cortex("lessons", cwd=repo)
+    assert listed.returncode == 0 and "module0" in listed.stdout
+    dry = cortex("warn", "--dry-run", "Bash uv run pytest -q module0", cwd=repo)
+    assert dry.returncode == 0, dry.stderr
+    assert "layer 1: mutating" in dry.stdout and "⚠ Last time" in dry.stdout
+    skipped = cortex("warn", "--dry-run", "Bash git log -3", cwd=repo)
+    assert "read-only" in skipped.stdout
+    fed = cortex("feedback", x.id[-8:], "followed", cwd=repo)
+    assert fed.returncode == 0 and "✓2" in fed.stdout
+    shown = cortex("lessons", "timeline", x.id, cwd=repo)
+    assert "followed" in shown.stdout
+    noise = cortex("feedback", x.id, "noise", cwd=repo)
+    assert noise.returncode != 0 and "--reason" in noise.stderr
+    assert cortex("lessons", "review", cwd=repo).stdout.startswith("No principle")

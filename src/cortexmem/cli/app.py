@@ -778,9 +778,9 @@ def demo(keep: bool) -> None:
 
 
 def _register_more() -> None:
-    from cortexmem.cli import ai, brief, consolidate, distill, graph, lifecycle, mcp
+    from cortexmem.cli import ai, brief, consolidate, distill, graph, lessons, lifecycle, mcp
 
-    for module in (graph, ai, brief, lifecycle, consolidate, mcp, distill):
+    for module in (graph, ai, brief, lifecycle, consolidate, mcp, distill, lessons):
         module.register(cli)
 
 

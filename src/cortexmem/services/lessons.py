@@ -129,6 +129,12 @@ def after_capture(
     if report.added or report.confirmed or report.superseded:
         log(f"lessons: {report}")
     judge_after_capture(ctx, session_id, log)
+    try:
+        evolved = evolve(ctx)
+        if evolved.drafted or evolved.pruned:
+            log(f"lessons: {evolved}")
+    except Exception as exc:
+        log(f"lessons: evolution failed: {type(exc).__name__}: {exc}")
     if write is not None:
         try:
             if publish(ctx, write):
@@ -202,3 +208,128 @@ def recall_lessons(
             )
             store.update_lesson(bumped, "recalled")
     return ranked
+
+
+# ----------------------------------------------------------------- evolution
+
+
+PRINCIPLE_SCHEMA = {
+    "type": "object",
+    "properties": {"principle": {"type": "string"}},
+    "required": ["principle"],
+}
+
+
+@dataclass
+class EvolveReport:
+    drafted: list[Lesson] = field(default_factory=list)
+    pruned: list[Lesson] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        return f"{len(self.drafted)} principles drafted, {len(self.pruned)} raw lessons pruned"
+
+
+def evolve(ctx: Context, *, model: bool = False, now: datetime | None = None) -> EvolveReport:
+    """Draft a T0 principle for each cluster of similar T1 lessons (pending a person's yes:
+    ``review``), by the model when ``model`` and one is configured, else from the cluster; and
+    prune raw lessons nothing ever used past their 30 days."""
+    from cortexmem.core.lessons.evolve import clusters, draft_principle, expired
+    from cortexmem.core.lessons.score import days_between
+
+    store = ctx.writable("project")
+    report = EvolveReport()
+    active = list(store.iter_lessons(("active",)))
+    generalised = {
+        t for s, t, kind in store.lesson_edges(x.id for x in active) if kind == "generalizes"
+    }
+    candidates = [x for x in active if x.id not in generalised]
+    for group in clusters(candidates):
+        text = _model_principle(ctx, group) if model else None
+        principle, added = store.add_lesson(draft_principle(group, text), "drafted",
+                                            f"from {len(group)} lessons")  # fmt: skip
+        if added:
+            for member in group:
+                store.add_lesson_edge(principle.id, member.id, "generalizes")
+            report.drafted.append(principle)
+    moment = now or datetime.now(UTC)
+    for x in active:
+        if expired(x, days_between(x.created_at, moment)):
+            store.update_lesson(x.with_changes(status="archived"), "pruned", "raw, never used")
+            report.pruned.append(x)
+    return report
+
+
+def _model_principle(ctx: Context, group: list[Lesson]) -> str | None:
+    """The model's principle for ``group`` ("when X class of failure appears, do Y because
+    Z"), or None (no model, or it failed: the offline draft is used)."""
+    from cortexmem.services.models import ask
+
+    mission = (
+        "These lessons were learned from separate coding sessions. Write ONE principle that "
+        "generalises them, in the form: when <class of failure> appears, do <what> because "
+        "<why>. At most 40 words.\n\n" + "\n".join(f"- {x.text[:300]}" for x in group)
+    )
+    try:
+        answer = ask(ctx, mission, use="distill", schema=PRINCIPLE_SCHEMA)
+    except Exception:  # no model, over budget, provider down: the offline draft
+        return None
+    text = (answer.data or {}).get("principle")
+    return text.strip() if isinstance(text, str) and text.strip() else None
+
+
+def pending(ctx: Context) -> list[Lesson]:
+    """Principles drafted and waiting for a person's yes or no."""
+    store = ctx.store("project")
+    return [] if store is None else list(store.iter_lessons(("pending",)))
+
+
+def review(ctx: Context, lesson_id: str, approve: bool) -> tuple[Lesson, list[Lesson]]:
+    """A person's answer on a drafted principle: approved, it becomes active and retires the
+    lessons it generalises (memory shrinks as capability grows); refused, it is archived."""
+    from cortexmem.core.lessons.evolve import retired_by_principle
+    from cortexmem.errors import CortexError, NotFound
+
+    store = ctx.writable("project")
+    principle = store.get_lesson(lesson_id)
+    if principle is None:
+        raise NotFound(f"no lesson {lesson_id}")
+    if principle.status != "pending":
+        raise CortexError(f"lesson {principle.id} is {principle.status}, not waiting for review")
+    if not approve:
+        store.update_lesson(principle.with_changes(status="archived"), "refused", "by a person")
+        return principle.with_changes(status="archived"), []
+    active = principle.with_changes(status="active", updated_at=utc_now())
+    store.update_lesson(active, "approved", "by a person")
+    retired = []
+    for source, target, kind in store.lesson_edges([principle.id]):
+        if source == principle.id and kind == "generalizes":
+            member = store.get_lesson(target)
+            if member is not None and member.status == "active":
+                store.update_lesson(retired_by_principle(member, principle.id), "retired",
+                                    f"generalised by principle {principle.id}")  # fmt: skip
+                retired.append(member)
+    return active, retired
+
+
+def timeline(ctx: Context, lesson_id: str) -> list[dict[str, str]]:
+    """How a piece of knowledge evolved: the history of the lesson and of the lessons linked
+    to it (what it supersedes or is superseded by, generalises or is generalised by), in time
+    order."""
+    from cortexmem.errors import NotFound
+
+    store = ctx.require("project")
+    lesson = store.get_lesson(lesson_id)
+    if lesson is None:
+        raise NotFound(f"no lesson {lesson_id}")
+    linked = {lesson.id: "this lesson"}
+    for source, target, kind in store.lesson_edges([lesson.id]):
+        other = target if source == lesson.id else source
+        linked[other] = f"{kind} (this → it)" if source == lesson.id else f"{kind} (it → this)"
+    if lesson.superseded_by:
+        linked.setdefault(lesson.superseded_by, "supersedes this")
+    rows = []
+    for other, relation in linked.items():
+        for at, what, detail in store.lesson_history(other):
+            rows.append({"at": at, "lesson": other, "relation": relation, "what": what,
+                         "detail": detail})  # fmt: skip
+    return sorted(rows, key=lambda r: (r["at"], r["lesson"]))

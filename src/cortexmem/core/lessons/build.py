@@ -88,8 +88,8 @@ def _make(
         source=source,
         events=(event.content_hash,),
         sessions=(session,) if session else (),
-        created_at=event.created_at,
-        updated_at=event.created_at,
+        # learned now (the raw tier's 30 days count from here: ingesting old history must not
+        # prune it at once); confirmed when it happened (recency fades old knowledge)
         last_confirmed_at=event.created_at,
     )
 

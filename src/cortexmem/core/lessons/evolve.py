@@ -167,7 +167,9 @@ def contradicts(newer: Lesson, older: Lesson) -> bool:
     sessions or more) may contradict: one remark does not overturn a lesson."""
     if newer.kind != older.kind or newer.id == older.id or newer.confirmed < 2:
         return False
-    if older.created_at > newer.created_at:
+    if (older.last_confirmed_at or older.created_at) > (
+        newer.last_confirmed_at or newer.created_at
+    ):
         return False
     if similar(newer, older) < 0.4:
         return False
@@ -178,4 +180,20 @@ def supersede(older: Lesson, newer: Lesson) -> tuple[Lesson, str]:
     """``older`` superseded by ``newer`` (kept, ranked lower) and the edge's type."""
     return older.with_changes(status="superseded", superseded_by=newer.id, updated_at=utc_now()), (
         "supersedes"
+    )
+
+
+RAW_TTL_DAYS: Final = 30
+
+
+def expired(lesson: Lesson, age_days: float) -> bool:
+    """A raw lesson (T3) past its 30 days that nothing ever used: never confirmed again, never
+    shown, never recalled. Only these are pruned (archived); anything served is kept."""
+    return (
+        lesson.tier == "T3"
+        and lesson.status == "active"
+        and age_days > RAW_TTL_DAYS
+        and lesson.confirmed <= 1
+        and lesson.shown == 0
+        and lesson.recalled == 0
     )
