@@ -351,3 +351,19 @@ def test_the_cli(ctx: Context, repo: Path):
     noise = cortex("feedback", x.id, "noise", cwd=repo)
     assert noise.returncode != 0 and "--reason" in noise.stderr
     assert cortex("lessons", "review", cwd=repo).stdout.startswith("No principle")
+
+
+def test_the_mcp_tools_look_lessons_up_for_an_action_and_take_feedback(ctx: Context):
+    from cortexmem.errors import CortexError
+    from cortexmem.services import mcp_tools
+
+    (x,) = stored(ctx, 1)
+    found = mcp_tools.lessons_for_action(ctx, "Bash", command="uv run pytest -q module0")
+    assert found["warnings"].startswith("⚠ Last time") and found["ids"] == [x.id]
+    assert found["lessons"][0]["lesson"]["id"] == x.id
+    assert not ctx.require("project").warnings_of_session("")  # a look-up records nothing
+    fed = mcp_tools.lesson_feedback(ctx, x.id, "noise", reason="wrong_language",
+                                    language="go")  # fmt: skip
+    assert fed["lang_exclude"] == ["go"]
+    with pytest.raises(CortexError):
+        mcp_tools.lesson_feedback(ctx, x.id, "noise")
