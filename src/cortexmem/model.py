@@ -601,11 +601,13 @@ class Trigger:
     language: str | None = None
     framework: str | None = None
     domain: str | None = None
+    command: str | None = None  # the command it is about (one line), when it is about one
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "tool": self.tool,
             "program": self.program,
+            "command": self.command,
             "file_kinds": list(self.file_kinds),
             "language": self.language,
             "framework": self.framework,
@@ -622,6 +624,7 @@ class Trigger:
             language=data.get("language"),
             framework=data.get("framework"),
             domain=data.get("domain"),
+            command=data.get("command"),
         )
 
 

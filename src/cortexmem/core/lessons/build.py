@@ -18,6 +18,7 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
+from cortexmem.core.extraction.commands import display_command
 from cortexmem.core.lessons.facts import (
     LANGUAGE_OF_SUFFIX,
     domain_of,
@@ -67,6 +68,7 @@ def _trigger(tool: str | None, command: str, files: Sequence[str], text: str) ->
     return Trigger(
         tool=tool or None,
         program=program_of(command) if command else None,
+        command=_quote(display_command(command), 200) if command else None,
         file_kinds=kinds,
         language=language,
         framework=framework_of(words),

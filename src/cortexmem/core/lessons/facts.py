@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
+from cortexmem.core.extraction.commands import normalise_command
+
 LANGUAGE_OF_SUFFIX: Final[dict[str, str]] = {
     ".py": "python", ".pyi": "python", ".ipynb": "python",
     ".ts": "typescript", ".tsx": "typescript", ".mts": "typescript", ".cts": "typescript",
@@ -62,8 +64,12 @@ RUNNERS_WITH_VERB: Final = frozenset({"uv", "poetry", "pipenv", "hatch", "pdm", 
 # Programs whose first argument says what they do (``git stash``, ``npm install``).
 WITH_SUBCOMMAND: Final = frozenset(
     {"git", "npm", "pnpm", "yarn", "cargo", "go", "docker", "kubectl", "pip", "uv", "dotnet",
-     "gh", "make", "bun", "mix", "rails"}
+     "gh", "bun", "mix", "rails", "mise", "poetry", "deno"}
 )  # fmt: skip
+TASK_VERBS: Final = frozenset({"run", "exec", "x", "task"})
+# Programs whose first argument is the task they run (``make deploy``, ``just test``).
+TASK_RUNNERS: Final = frozenset({"make", "just", "task", "rake", "invoke", "nox", "tox"})
+_TARGET: Final = re.compile(r"[\w./-]*[\w-]+\.(?:[a-z]{1,5})\b(?![\w(])")
 _ASSIGNMENT: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _WORD: Final = re.compile(r"[a-z][a-z0-9]+")
 _SEGMENTS: Final = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
@@ -119,7 +125,7 @@ def words_of(text: str) -> frozenset[str]:
 def program_of(command: str) -> str | None:
     """The program the first part of a shell command runs, with its subcommand when that says
     what it does: ``FOO=1 uv run pytest -q`` → ``pytest``; ``git stash pop`` → ``git stash``."""
-    first = _SEGMENTS.split(command.strip(), maxsplit=1)[0]
+    first = _SEGMENTS.split(normalise_command(command), maxsplit=1)[0]
     words = first.split()
     i = 0
     while i < len(words):
@@ -142,13 +148,27 @@ def program_of(command: str) -> str | None:
     name = words[i].rsplit("/", 1)[-1].lower()
     if not re.fullmatch(r"[a-z0-9][a-z0-9_.+-]{0,39}", name):
         return None
-    if (
-        name in WITH_SUBCOMMAND
-        and i + 1 < len(words)
-        and re.fullmatch(r"[a-z][a-z-]*", words[i + 1])
-    ):
-        return f"{name} {words[i + 1]}"
+    rest = words[i + 1 :]
+    if name in WITH_SUBCOMMAND and rest and re.fullmatch(r"[a-z][a-z-]*", rest[0]):
+        # ``npm run build``, ``mise run lint``: what a task runner runs is the task
+        if rest[0] in TASK_VERBS and len(rest) > 1 and re.fullmatch(r"[\w:.-]+", rest[1]):
+            return f"{name} {rest[0]} {rest[1]}"
+        return f"{name} {rest[0]}"
+    if name in TASK_RUNNERS and rest and re.fullmatch(r"[\w:.-]+", rest[0]):
+        return f"{name} {rest[0]}"
     return name
+
+
+def targets(text: str) -> frozenset[str]:
+    """The file names a command or a lesson names (``test_cache.py`` for
+    ``pytest tests/test_cache.py -v``): what tells one run of a program from another."""
+    return frozenset(m.rsplit("/", 1)[-1].lower() for m in _TARGET.findall(text))
+
+
+def targets_meet(a: str, b: str) -> bool:
+    """Whether two commands are about the same files: they are when either names none."""
+    ta, tb = targets(a), targets(b)
+    return not ta or not tb or bool(ta & tb)
 
 
 def language_of(path: str = "", command: str = "") -> str | None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
 
-from cortexmem.core.lessons.facts import Action, domain_of, framework_of
+from cortexmem.core.lessons.facts import Action, domain_of, framework_of, targets, targets_meet
 from cortexmem.model import Lesson, parse_time
 
 BUDGET: Final = 8
@@ -92,11 +92,18 @@ def gate(lesson: Lesson, action: Action, project: str | None = None) -> str | No
     if framework and t.framework and framework != t.framework:
         return f"framework gate: {framework} is not {t.framework}"
     if t.program:
-        program = action.program
-        if program != t.program:
+        if action.program != t.program:
             return f"about `{t.program}`, not this call"
-    elif t.file_kinds and action.file_kind and action.file_kind not in t.file_kinds:
+        if t.command and not targets_meet(t.command, action.command):
+            return f"about `{t.command[:60]}`, other files"
+        return None
+    if t.file_kinds and action.file_kind and action.file_kind not in t.file_kinds:
         return f"about {', '.join(t.file_kinds)} files"
+    about = targets(lesson.text) if lesson.source == "structural" else frozenset()
+    if about and action.command and not about & targets(action.command):
+        return "about files, not this command"
+    if about and action.path and action.path.rsplit("/", 1)[-1].lower() not in about:
+        return "about other files"
     return None
 
 

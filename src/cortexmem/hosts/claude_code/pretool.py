@@ -9,32 +9,39 @@ answer is Claude Code's ``hookSpecificOutput.additionalContext``.
 
 from __future__ import annotations
 
-from typing import Any
+from cortexmem.hosts.claude_code.readonly import SHELL_TOOLS, is_read_only
 
-from cortexmem.hosts.claude_code.readonly import is_read_only
+if False:  # for the type checker only: importing typing costs the hook milliseconds
+    from cortexmem.project.paths import ProjectPaths
 
 MAX_TEXT = 600
+PATH_KEYS = ("file_path", "notebook_path", "path")
 
 
-def action_fields(tool: str, tool_input: dict[str, Any]) -> dict[str, str]:
-    """The call in neutral terms (``services.warn.action_of`` reads these)."""
-    from cortexmem.hosts.claude_code.transcript import tool_call
-
-    call = tool_call(tool, tool_input, None)
+def action_fields(tool: str, tool_input: dict[str, object]) -> dict[str, str]:
+    """The call in neutral terms (``services.warn.action_of`` reads these), without importing
+    the transcript dialect: the shell's command, or the file and a few words of what is
+    written into it."""
+    shell = tool in SHELL_TOOLS
+    kind = (
+        "shell" if shell else "write" if tool == "Write" else "edit" if "Edit" in tool else "other"
+    )
+    path = next((v for k in PATH_KEYS if isinstance(v := tool_input.get(k), str) and v), "")
     written = tool_input.get("new_string") or tool_input.get("content") or ""
     edits = tool_input.get("edits")
     if not written and isinstance(edits, list):
         written = " ".join(str(e.get("new_string") or "") for e in edits if isinstance(e, dict))
+    command = tool_input.get("command") if shell else ""
     return {
-        "tool": call.name,
-        "kind": call.kind,
-        "command": call.command,
-        "path": call.path,
+        "tool": tool,
+        "kind": kind,
+        "command": command if isinstance(command, str) else "",
+        "path": path,
         "text": str(written)[:MAX_TEXT],
     }
 
 
-def warnings(payload: dict[str, Any], wait: float) -> dict[str, Any] | None:
+def warnings(payload: dict[str, object], wait: float) -> dict[str, object] | None:
     """The hook's answer for a PreToolUse payload, or None (nothing to say)."""
     tool = payload.get("tool_name")
     tool_input = payload.get("tool_input")
@@ -65,7 +72,7 @@ def warnings(payload: dict[str, Any], wait: float) -> dict[str, Any] | None:
     return {"hookSpecificOutput": {"additionalContext": context}}
 
 
-def _here(paths: Any, request: dict[str, Any]) -> dict[str, Any]:
+def _here(paths: ProjectPaths, request: dict[str, object]) -> dict[str, object]:
     """Layer 2 in this process, by words only (no server answered)."""
     from cortexmem.services.context import Context
     from cortexmem.services.warn import serve

@@ -3,16 +3,13 @@
 A rule table, not code: read-only tools by name, and read-only shell programs (with the
 subcommands that keep some of them read-only, ``git log`` but not ``git push``). A shell
 command is read-only only when every part of its chain (``&&``, ``||``, ``;``, ``|``) is, and
-it redirects nothing into a file. Stdlib only (``re``): this runs in the PreToolUse hook
-before anything else is imported.
+it redirects nothing into a file. This runs in the PreToolUse hook before anything else is
+imported, so it imports nothing at all (not even ``re`` or ``typing``).
 """
 
 from __future__ import annotations
 
-import re
-from typing import Final
-
-READ_ONLY_TOOLS: Final = frozenset(
+READ_ONLY_TOOLS = frozenset(
     {
         "Read", "Grep", "Glob", "LS", "WebFetch", "WebSearch", "TodoWrite", "TaskList",
         "TaskGet", "TaskOutput", "BashOutput", "ToolSearch", "ListMcpResourcesTool",
@@ -20,7 +17,7 @@ READ_ONLY_TOOLS: Final = frozenset(
         "EnterPlanMode", "Skill", "SlashCommand",
     }
 )  # fmt: skip
-READ_ONLY_PROGRAMS: Final = frozenset(
+READ_ONLY_PROGRAMS = frozenset(
     {
         "ls", "cat", "head", "tail", "less", "more", "wc", "grep", "rg", "ag", "find", "fd",
         "tree", "pwd", "echo", "printf", "which", "whereis", "type", "file", "stat", "du",
@@ -32,7 +29,7 @@ READ_ONLY_PROGRAMS: Final = frozenset(
     }
 )  # fmt: skip
 # Programs read-only only with these first arguments.
-READ_ONLY_SUBCOMMANDS: Final[dict[str, frozenset[str]]] = {
+READ_ONLY_SUBCOMMANDS = {
     "git": frozenset(
         {"log", "status", "diff", "show", "branch", "blame", "rev-parse", "ls-files",
          "ls-tree", "describe", "remote", "shortlog", "grep", "reflog", "cat-file", "config",
@@ -50,20 +47,39 @@ READ_ONLY_SUBCOMMANDS: Final[dict[str, frozenset[str]]] = {
     "python3": frozenset({"--version", "-V"}),
     "node": frozenset({"--version", "-v"}),
 }  # fmt: skip
-_CHAIN: Final = re.compile(r"&&|\|\||;|\||\n")
-# Writing into a file (not into /dev/null or another descriptor) is not read-only.
-_REDIRECT: Final = re.compile(r"(?<![0-9&])>>?\s*(?!&|/dev/null)\S|\btee\b")
-_ASSIGNMENT: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=\S*$")
+CHAIN = ("&&", "||", ";", "|", "\n")
 # Flags that make a reading program write (``find -delete``, ``sed -i``).
-_WRITING_FLAGS: Final = frozenset({"-delete", "-exec", "-execdir", "-i", "--in-place", "-w"})
-_SHELL_TOOLS: Final = frozenset({"Bash", "PowerShell"})
+WRITING_FLAGS = frozenset({"-delete", "-exec", "-execdir", "-i", "--in-place", "-w"})
+WRITING_PROGRAMS = frozenset({"tee"})
+SHELL_TOOLS = frozenset({"Bash", "PowerShell"})
+_NAME = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+def _assignment(word: str) -> bool:
+    name, eq, _ = word.partition("=")
+    return bool(eq and name and set(name) <= _NAME and not name[0].isdigit())
+
+
+def writes_a_file(command: str) -> bool:
+    """Whether the command redirects output into a file (``> x``, ``>> x``, ``2>x``; not
+    ``2>&1`` or ``> /dev/null``) or pipes it through ``tee``."""
+    words = command.split()
+    for i, word in enumerate(words):
+        if word in WRITING_PROGRAMS:
+            return True
+        if ">" not in word:
+            continue
+        target = word.rsplit(">", 1)[1] or (words[i + 1] if i + 1 < len(words) else "")
+        if not target.startswith("&") and target != "/dev/null":
+            return True
+    return False
 
 
 def _part_is_read_only(part: str) -> bool:
-    words = [w for w in part.strip().split() if not _ASSIGNMENT.match(w)]
+    words = [w for w in part.split() if not _assignment(w)]
     if not words:
         return True
-    if _WRITING_FLAGS.intersection(words):
+    if WRITING_FLAGS.intersection(words):
         return False
     name = words[0].rsplit("/", 1)[-1]
     if name in READ_ONLY_PROGRAMS:
@@ -77,16 +93,18 @@ def _part_is_read_only(part: str) -> bool:
 
 def is_read_only_command(command: str) -> bool:
     """Whether every part of a shell command's chain is read-only (and nothing is written)."""
-    if not command.strip() or _REDIRECT.search(command) or "$(" in command or "`" in command:
+    if not command.strip() or "$(" in command or "`" in command or writes_a_file(command):
         return False
-    return all(_part_is_read_only(part) for part in _CHAIN.split(command))
+    for separator in CHAIN:
+        command = command.replace(separator, "\0")
+    return all(_part_is_read_only(part) for part in command.split("\0"))
 
 
 def is_read_only(tool: str, tool_input: object) -> bool:
     """Layer 1: whether a tool call skips the lesson lookup."""
     if tool in READ_ONLY_TOOLS:
         return True
-    if tool in _SHELL_TOOLS and isinstance(tool_input, dict):
+    if tool in SHELL_TOOLS and isinstance(tool_input, dict):
         command = tool_input.get("command")
         return isinstance(command, str) and is_read_only_command(command)
     return False
