@@ -11,9 +11,10 @@ path) with the session's dedup and budget, as of the session's own time.
 
 Reports: warnings per replayed session; fire rate on read-only calls (must be 0) and on
 mutating calls; repeated mistakes (a later failing call whose program and error an earlier
-session's failure lesson already described) and the share warned about before they happened;
-the share of fired warnings labelled relevant, and the fire rate on mutating calls that no
-lesson concerns (a call is concerned when a warning fired on it was labelled relevant). Labels
+session's failure lesson already described, in a session that touched a file its fix changed)
+and the share warned about before they happened (and, looser, the same program failing the
+same way whatever the files); the share of fired warnings labelled relevant, and the fire
+rate on mutating calls that no lesson concerns (a call is concerned when a warning fired on it was labelled relevant). Labels
 are in ``docs/lessons-labels.json`` by (session, tool_use_id, lesson text); a warning without a
 label is listed so it can be labelled.
 """
@@ -32,8 +33,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from cortexmem.core.extraction.commands import error_line, outcome_summary
 from cortexmem.core.lessons.build import error_shape
-from cortexmem.core.lessons.facts import program_of
+from cortexmem.core.lessons.facts import programs_of, targets
 from cortexmem.hosts.claude_code.pretool import action_fields
 from cortexmem.hosts.claude_code.reader import READER
 from cortexmem.hosts.claude_code.readonly import is_read_only
@@ -78,6 +80,8 @@ class Figures:
     per_session: list[int] = field(default_factory=list)
     repeated: int = 0
     repeated_warned: int = 0
+    loose: int = 0  # the same program failing the same way, whatever the files
+    loose_warned: int = 0
     fired: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -131,20 +135,23 @@ def moment(text: str) -> datetime | None:
         return None
 
 
-def repeated_mistake(ctx: Context, call: Call) -> str | None:
-    """The key of an earlier failure lesson that describes this failing call, if any."""
-    if call.error is None or call.tool != "Bash":
+def repeated_mistake(ctx: Context, call: Call, touched: set[str] | None) -> str | None:
+    """The key of an earlier failure lesson this failing call repeats: the same program
+    failing the same way (its error line, read as the extractor reads it) in a session that
+    touched a file that lesson's fix changed: the same mistake, in the same place."""
+    command = str(call.tool_input.get("command") or "")
+    if call.error is None or not command:
         return None
-    program = program_of(str(call.tool_input.get("command") or ""))
-    shape = error_shape(call.error.strip().splitlines()[0] if call.error.strip() else "")[:40]
-    store = ctx.require("project")
-    for lesson in store.iter_lessons(("active",)):
+    line = outcome_summary(call.error) or error_line(call.error)
+    shape = error_shape(line)[:40]
+    for lesson in ctx.require("project").iter_lessons(("active",)):
         said = _FAILS_WITH.search(lesson.text)
         if (
             lesson.kind == "failure"
-            and lesson.trigger.program == program
-            and said
-            and error_shape(said.group(1).rstrip("…"))[:40] in (shape, shape[:40])
+            and lesson.trigger.program in programs_of(command)
+            and said is not None
+            and error_shape(said.group(1).rstrip("…"))[:40] == shape
+            and (touched is None or targets(lesson.text) & touched)
         ):
             return lesson.key
     return None
@@ -165,8 +172,9 @@ def replay(project: Path, figures: Figures, labels: dict[str, str]) -> None:
             if k > 0 and store.lesson_count():
                 figures.replayed += 1
                 fired_here = 0
+                touched: set[str] = set()
                 for call in calls:
-                    fired = replay_call(ctx, call, session, figures, labels)
+                    fired = replay_call(ctx, call, session, figures, labels, touched)
                     fired_here += fired
                 figures.per_session.append(fired_here)
             capture_transcript(store, path, reader=READER, session_id=session)
@@ -174,9 +182,18 @@ def replay(project: Path, figures: Figures, labels: dict[str, str]) -> None:
 
 
 def replay_call(
-    ctx: Context, call: Call, session: str, figures: Figures, labels: dict[str, str]
+    ctx: Context,
+    call: Call,
+    session: str,
+    figures: Figures,
+    labels: dict[str, str],
+    touched: set[str],
 ) -> int:
-    repeated = repeated_mistake(ctx, call)
+    path = call.tool_input.get("file_path")
+    if isinstance(path, str):
+        touched.add(path.rsplit("/", 1)[-1].lower())
+    repeated = repeated_mistake(ctx, call, touched)
+    loosely = repeated_mistake(ctx, call, None)
     if is_read_only(call.tool, call.tool_input):
         figures.read_only += 1
         return 0  # layer 1: nothing looked up, nothing can fire
@@ -184,11 +201,14 @@ def replay_call(
     action = action_of(action_fields(call.tool, call.tool_input))
     result = warn(ctx, action, session_id=session, tool_use_id=call.call_id,
                   project=ctx.paths.name, now=moment(call.at))  # fmt: skip
+    shown_before = {w.lesson_id for w in ctx.require("project").warnings_of_session(session)}
+    keys = {x.key for x in map(ctx.require("project").get_lesson, shown_before) if x}
     if repeated is not None:
         figures.repeated += 1
-        shown_before = {w.lesson_id for w in ctx.require("project").warnings_of_session(session)}
-        keys = {x.key for x in map(ctx.require("project").get_lesson, shown_before) if x}
         figures.repeated_warned += repeated in keys
+    if loosely is not None:
+        figures.loose += 1
+        figures.loose_warned += loosely in keys
     if result.shown:
         figures.mutating_fired += 1
         figures.warnings += len(result.shown)
@@ -220,8 +240,11 @@ def report(f: Figures) -> None:
         f"fired on mutating calls no lesson concerns: {len(noise_calls - concerned)} of "
         f"{unconcerned} ({100 * len(noise_calls - concerned) / unconcerned:.1f}%; target ≤ 2%)"
     )
-    print(f"repeated mistakes: {f.repeated}, warned before: {f.repeated_warned} "
+    print(f"repeated mistakes (same program, same error, a file its fix changed touched): "
+          f"{f.repeated}, warned before: {f.repeated_warned} "
           f"({100 * f.repeated_warned / max(1, f.repeated):.0f}%; target ≥ 50%)")  # fmt: skip
+    print(f"same program failing the same way again (any files): {f.loose}, warned before: "
+          f"{f.loose_warned} ({100 * f.loose_warned / max(1, f.loose):.0f}%)")  # fmt: skip
     print(f"fired warnings labelled: {len(labelled)} of {len(f.fired)}; relevant: {len(relevant)} "
           f"({100 * len(relevant) / max(1, len(labelled)):.0f}%; target ≥ 90%)")  # fmt: skip
     for w in f.fired:

@@ -188,7 +188,7 @@ def test_the_same_lesson_twice_is_one_lesson_confirmed_once_per_new_session():
 
 def lesson(**kw: object) -> Lesson:
     base: dict[str, object] = {
-        "text": "When `uv run pytest -q` fails with “1 failed”, look at src/cache.py",
+        "text": "When `uv run pytest -q` fails with “1 failed”, look at tests/test_cache.py",
         "trigger": Trigger(program="pytest", language="python", file_kinds=(".py",)),
         "importance": 5, "created_at": ago(0), "updated_at": ago(0), "last_confirmed_at": ago(0),
     }  # fmt: skip
@@ -236,7 +236,13 @@ PYTEST = Action("Bash", "shell", command="uv run pytest -q tests/test_cache.py")
         ({"trigger": Trigger(program="pytest", command="pytest tests/test_cache.py")},
          Action("Bash", "shell", command="pytest tests/test_users.py"), "other files"),
         ({"trigger": Trigger(program="pytest", command="pytest tests/test_cache.py")},
-         Action("Bash", "shell", command="pytest -q"), None),
+         Action("Bash", "shell", command="pytest -q"), "other files"),
+        ({"trigger": Trigger(program="pytest", command="pytest tests/test_cache.py")},
+         Action("Bash", "shell", command="pytest -q tests/test_cache.py::test_key"), None),
+        ({"trigger": Trigger(program="mise run lint"), "text": "When lint fails, run fmt"},
+         Action("Bash", "shell", command="mise run fmt && mise run lint 2>&1 | head"), None),
+        ({"trigger": Trigger(program="mise run lint"), "text": "When lint fails, run fmt"},
+         Action("Bash", "shell", command="mise run fmt"), "about `mise run lint`"),
         ({"trigger": Trigger(tool="Edit", file_kinds=(".go",)),
           "text": "Do not run Edit cmd/reset.go unasked"},
          Action("Bash", "shell", command="go test ./..."), "not this command"),
@@ -252,6 +258,10 @@ PYTEST = Action("Bash", "shell", command="uv run pytest -q tests/test_cache.py")
         ({"trigger": Trigger(file_kinds=(".sql",))}, Action("Edit", "edit", path="a.md"),
          "about .sql files"),
         ({"noise": (("wrong_task", 3),)}, PYTEST, "noise"),
+        ({"text": "When `pytest` fails with “1 failed”, the fix was a change to src/cache.py"},
+         Action("Bash", "shell", command="uv run pytest -q"), "files its fix changed"),
+        ({"text": "When `pytest` fails with “1 failed”, the fix was a change to src/cache.py"},
+         Action("Edit", "edit", path="/repo/src/cache.py"), None),
         ({"trigger": Trigger(framework="django")},
          Action("Edit", "edit", path="app.py", text="from flask import Flask"), "framework gate"),
     ],

@@ -165,15 +165,15 @@ def test_warnings_respect_the_session_dedup_and_the_budget(ctx: Context):
     stored(ctx, 12)
     shown: list[str] = []
     for call in range(10):
-        action = Action("Bash", "shell", command=f"uv run pytest -q module{call} src module")
+        action = Action("Bash", "shell", command=f"uv run pytest -q src/module{call}.py")
         found = warn_service.warn(ctx, action, session_id="s1", tool_use_id=f"t{call}")
         shown += [x.id for x in found.shown]
     assert len(shown) == 8 and len(set(shown)) == 8
     store = ctx.require("project")
     assert len(store.warnings_of_session("s1")) == 8
     assert store.get_lesson(shown[0]).tier == "T2"  # kept past the raw tier once shown
-    other = warn_service.warn(ctx, Action("Bash", "shell", command="uv run pytest -q module1"),
-                              session_id="s2")  # fmt: skip
+    again = Action("Bash", "shell", command="uv run pytest -q src/module1.py")
+    other = warn_service.warn(ctx, again, session_id="s2")
     assert other.shown  # another session has its own budget
     read_only_program = Action("Bash", "shell", command="uv run mypy src")
     assert not warn_service.warn(ctx, read_only_program, session_id="s3").shown
@@ -193,20 +193,20 @@ def test_the_hook_warns_before_a_mutating_call_and_skips_read_only_ones(ctx: Con
 
     skipped = pre("Bash", {"command": "git log --oneline | head"}, "toolu_1")
     assert skipped.returncode == 0 and skipped.stdout == b""
-    warned = pre("Bash", {"command": "uv run pytest -q module0"}, "toolu_2")
+    warned = pre("Bash", {"command": "uv run pytest -q src/module0.py"}, "toolu_2")
     assert warned.returncode == 0
     answer = json.loads(warned.stdout)["hookSpecificOutput"]
     assert answer["hookEventName"] == "PreToolUse"
     assert answer["additionalContext"].startswith("⚠ Last time: when `uv run pytest -q` fails")
     assert "[lesson " in answer["additionalContext"]
-    again = pre("Bash", {"command": "uv run pytest -q module0"}, "toolu_3")
+    again = pre("Bash", {"command": "uv run pytest -q src/module0.py"}, "toolu_3")
     assert again.returncode == 0 and again.stdout == b""  # never twice in a session
 
 
 def test_the_judge_at_stop_and_a_persons_feedback_move_lessons(ctx: Context):
     (x,) = stored(ctx, 1)
     store = ctx.require("project")
-    action = Action("Bash", "shell", command="uv run pytest -q module0")
+    action = Action("Bash", "shell", command="uv run pytest -q src/module0.py")
     for n in range(3):
         session = f"s{n}"
         warn_service.warn(ctx, action, session_id=session, tool_use_id=f"toolu_{n}")
@@ -259,7 +259,7 @@ def test_layer_3_fails_open_after_3_seconds_against_a_slow_model(ctx: Context, c
             f"models:\n  classify:\n    provider: ollama\n    model: qwen2.5\n"
             f"    base_url: {server.url}\n    timeout: 20\n"
         )
-        action = Action("Bash", "shell", command="uv run pytest -q module0 module1 src")
+        action = Action("Bash", "shell", command="uv run pytest -q src/module0.py src/module1.py")
         found = warn_service.warn(ctx, action, session_id="s", dry_run=True,
                                   model_filter=warn_service.model_filter_for(ctx))  # fmt: skip
         assert found.layer3 == "no answer: all pass (fail-open)"
@@ -284,7 +284,7 @@ def test_what_the_heuristic_cannot_tell_is_judged_by_the_model_in_one_batch(
             f"models:\n  judge:\n    provider: ollama\n    model: qwen2.5\n"
             f"    base_url: {server.url}\n    timeout: 10\n"
         )
-        action = Action("Bash", "shell", command="uv run pytest -q module0")
+        action = Action("Bash", "shell", command="uv run pytest -q src/module0.py")
         warn_service.warn(ctx, action, session_id="s1", tool_use_id="toolu_9")
         report = judge_service.judge_session(ctx, "s1")  # no outcome known: UNCLEAR
         assert report.left_for_model == 1 and judge_service.due(ctx)
@@ -339,7 +339,7 @@ def test_the_cli(ctx: Context, repo: Path):
     ctx.close()
     listed = cortex("lessons", cwd=repo)
     assert listed.returncode == 0 and "module0" in listed.stdout
-    dry = cortex("warn", "--dry-run", "Bash uv run pytest -q module0", cwd=repo)
+    dry = cortex("warn", "--dry-run", "Bash uv run pytest -q src/module0.py", cwd=repo)
     assert dry.returncode == 0, dry.stderr
     assert "layer 1: mutating" in dry.stdout and "⚠ Last time" in dry.stdout
     skipped = cortex("warn", "--dry-run", "Bash git log -3", cwd=repo)
@@ -358,7 +358,7 @@ def test_the_mcp_tools_look_lessons_up_for_an_action_and_take_feedback(ctx: Cont
     from cortexmem.services import mcp_tools
 
     (x,) = stored(ctx, 1)
-    found = mcp_tools.lessons_for_action(ctx, "Bash", command="uv run pytest -q module0")
+    found = mcp_tools.lessons_for_action(ctx, "Bash", command="uv run pytest -q src/module0.py")
     assert found["warnings"].startswith("⚠ Last time") and found["ids"] == [x.id]
     assert found["lessons"][0]["lesson"]["id"] == x.id
     assert not ctx.require("project").warnings_of_session("")  # a look-up records nothing

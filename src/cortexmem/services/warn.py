@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from cortexmem.core.lessons.evolve import after_shown
-from cortexmem.core.lessons.facts import Action
+from cortexmem.core.lessons.facts import Action, words_of
 from cortexmem.core.lessons.render import relevance_question, relevant_numbers, warnings_text
 from cortexmem.core.lessons.score import BUDGET, Scored, score_all, select, word_similarity
 from cortexmem.errors import CortexError
@@ -65,9 +65,11 @@ def candidates(
     store = ctx.store("project")
     if store is None:
         return []
-    query = " ".join(part for part in (action.command, action.path, action.text[:300]) if part)
+    # What the call is (its command, its file) finds lessons by words; what it writes (code,
+    # mostly) only when there is nothing else: its words match lessons at random.
+    query = " ".join(part for part in (action.command, action.path) if part) or action.text[:300]
     found: dict[str, tuple[Lesson, float]] = {}
-    words = action.words
+    words = words_of(query)
     for _, lesson, _ in store.search_lessons(query, CANDIDATES):
         found[lesson.id] = (lesson, word_similarity(words, lesson))
     for lesson_id, cosine in (similarities or {}).items():

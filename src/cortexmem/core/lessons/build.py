@@ -24,6 +24,7 @@ from cortexmem.core.lessons.facts import (
     domain_of,
     framework_of,
     language_of,
+    last_program,
     program_of,
     suffix_of,
     words_of,
@@ -67,7 +68,7 @@ def _trigger(tool: str | None, command: str, files: Sequence[str], text: str) ->
         language = langs.pop() if len(langs) == 1 else None
     return Trigger(
         tool=tool or None,
-        program=program_of(command) if command else None,
+        program=last_program(command) if command else None,
         command=_quote(display_command(command), 200) if command else None,
         file_kinds=kinds,
         language=language,
@@ -237,8 +238,12 @@ def lessons_from_events(events: Sequence[Event]) -> list[Lesson]:
         elif e.kind == "preference" and e.payload.get("speaker") == "user":
             if is_correction(e.content) and e.content not in said:
                 lesson = from_correction(e)
-        elif e.kind == "refused":
-            lesson = from_refusal(e, reasons[i]) if i in reasons else None
+        elif e.kind == "refused" and i in reasons:
+            # A refused command is about the command; a refused edit is about that change,
+            # unless the person stated a rule ("don't touch the generated files").
+            shell = e.payload.get("call") == "shell"
+            if shell or is_correction(reasons[i].content):
+                lesson = from_refusal(e, reasons[i])
         elif e.kind == "gotcha" and e.payload.get("layer") in FLAGGED:
             lesson = from_gotcha(e)
         else:

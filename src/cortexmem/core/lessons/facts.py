@@ -73,6 +73,8 @@ _TARGET: Final = re.compile(r"[\w./-]*[\w-]+\.(?:[a-z]{1,5})\b(?![\w(])")
 _ASSIGNMENT: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _WORD: Final = re.compile(r"[a-z][a-z0-9]+")
 _SEGMENTS: Final = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
+OUTPUT_READERS: Final = frozenset({"head", "tail", "grep", "less", "more", "tee", "cat", "wc"})
+_TEST_NAME: Final = re.compile(r"\b(?:Test[A-Z]\w*|test_\w+)")
 
 
 @dataclass(frozen=True)
@@ -122,6 +124,20 @@ def words_of(text: str) -> frozenset[str]:
     return frozenset(_WORD.findall(text.lower()))
 
 
+def programs_of(command: str) -> tuple[str, ...]:
+    """The program of every part of a command's chain, in order (pipes into a reader too)."""
+    parts = _SEGMENTS.split(normalise_command(command))
+    return tuple(p for p in (program_of(part) for part in parts if part.strip()) if p)
+
+
+def last_program(command: str) -> str | None:
+    """The program a chain ends with (``mise run fmt && mise run lint`` → ``mise run lint``):
+    the check a chained command is run for, and the one whose failure it reports; outputs
+    piped into a reader (``| head``, ``| tail``) are not it."""
+    found = [p for p in programs_of(command) if p not in OUTPUT_READERS]
+    return found[-1] if found else None
+
+
 def program_of(command: str) -> str | None:
     """The program the first part of a shell command runs, with its subcommand when that says
     what it does: ``FOO=1 uv run pytest -q`` → ``pytest``; ``git stash pop`` → ``git stash``."""
@@ -160,15 +176,18 @@ def program_of(command: str) -> str | None:
 
 
 def targets(text: str) -> frozenset[str]:
-    """The file names a command or a lesson names (``test_cache.py`` for
-    ``pytest tests/test_cache.py -v``): what tells one run of a program from another."""
-    return frozenset(m.rsplit("/", 1)[-1].lower() for m in _TARGET.findall(text))
+    """The files and tests a command or a lesson names (``test_cache.py`` for
+    ``pytest tests/test_cache.py -v``, ``testresetcmd`` for ``go test -run TestResetCmd``):
+    what tells one run of a program from another."""
+    files = {m.rsplit("/", 1)[-1].lower() for m in _TARGET.findall(text)}
+    return frozenset(files | {name.lower() for name in _TEST_NAME.findall(text)})
 
 
-def targets_meet(a: str, b: str) -> bool:
-    """Whether two commands are about the same files: they are when either names none."""
-    ta, tb = targets(a), targets(b)
-    return not ta or not tb or bool(ta & tb)
+def targets_meet(lesson: str, action: str) -> bool:
+    """Whether a command is about what a lesson's command was about: any run when the lesson
+    named no file or test; else a run naming one of them."""
+    ta = targets(lesson)
+    return not ta or bool(ta & targets(action))
 
 
 def language_of(path: str = "", command: str = "") -> str | None:

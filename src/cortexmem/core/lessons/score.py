@@ -15,7 +15,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
 
-from cortexmem.core.lessons.facts import Action, domain_of, framework_of, targets, targets_meet
+from cortexmem.core.lessons.facts import (
+    Action,
+    domain_of,
+    framework_of,
+    programs_of,
+    targets,
+    targets_meet,
+)
 from cortexmem.model import Lesson, parse_time
 
 BUDGET: Final = 8
@@ -91,11 +98,18 @@ def gate(lesson: Lesson, action: Action, project: str | None = None) -> str | No
     framework = framework_of(action.words)
     if framework and t.framework and framework != t.framework:
         return f"framework gate: {framework} is not {t.framework}"
+    # A failure fixed by changing files is about those files: it meets a call that names one
+    # (a run of the program on it, an edit of it), not every run of the program.
+    fixed = targets(lesson.text) - targets(t.command or "") if lesson.kind == "failure" else set()
     if t.program:
-        if action.program != t.program:
+        if action.path and action.path.rsplit("/", 1)[-1].lower() in fixed:
+            return None
+        if t.program not in programs_of(action.command):
             return f"about `{t.program}`, not this call"
         if t.command and not targets_meet(t.command, action.command):
             return f"about `{t.command[:60]}`, other files"
+        if fixed and not targets_meet(" ".join(sorted(fixed)), action.command):
+            return "about the files its fix changed, which this call does not name"
         return None
     if t.file_kinds and action.file_kind and action.file_kind not in t.file_kinds:
         return f"about {', '.join(t.file_kinds)} files"
