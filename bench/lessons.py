@@ -11,12 +11,12 @@ path) with the session's dedup and budget, as of the session's own time.
 
 Reports: warnings per replayed session; fire rate on read-only calls (must be 0) and on
 mutating calls; repeated mistakes (a later failing call whose program and error an earlier
-session's failure lesson already described, in a session that touched a file its fix changed)
-and the share warned about before they happened (and, looser, the same program failing the
-same way whatever the files); the share of fired warnings labelled relevant, and the fire
-rate on mutating calls that no lesson concerns (a call is concerned when a warning fired on it was labelled relevant). Labels
-are in ``docs/lessons-labels.json`` by (session, tool_use_id, lesson text); a warning without a
-label is listed so it can be labelled.
+session's failure lesson already described, in a session that touched a file its fix
+changed) and the share warned about before they happened (and, looser, the same program
+failing the same way whatever the files); the share of fired warnings labelled relevant, and
+the fire rate on mutating calls that no lesson concerns (a call is concerned when a warning
+fired on it was labelled relevant). Labels are in ``docs/lessons-labels.json`` by (session,
+tool_use_id, lesson text); a warning without a label is listed so it can be labelled.
 """
 
 from __future__ import annotations
