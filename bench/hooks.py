@@ -79,7 +79,7 @@ def main() -> None:
         store.add_memories(Corpus(seed=1).memories(10_000))
         capture_transcript(store, largest, reader=READER, session_id="bench")
         random_vectors(store, Embedder.for_context(ctx).model, np.random.default_rng(1))
-        add_lessons(store, 10_000)
+        add_lessons(store, 10_000, Embedder.for_context(ctx).model)
     # SessionStart and UserPromptSubmit talk to the project's recall server: run one, as a
     # session would have (random vectors above keep it from embedding during the runs).
     os.environ["XDG_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="cx-", dir="/tmp")
@@ -143,9 +143,10 @@ def main() -> None:
         )
 
 
-def add_lessons(store: SQLiteStore, n: int) -> None:
+def add_lessons(store: SQLiteStore, n: int, model: str) -> None:
     """``n`` lessons of the shapes the builder makes, over many programs and files (PreToolUse
-    on a mutating call looks them up; DESIGN budget: < 60 ms whole process at 10,000)."""
+    on a mutating call looks them up; DESIGN budget: < 60 ms whole process at 10,000), with
+    random vectors (so the server searches them by meaning and embeds nothing meanwhile)."""
     from cortexmem.model import Lesson, Trigger
 
     programs = ["pytest", "npm install", "cargo", "go test", "make", "git stash", "mypy", "ruff"]
@@ -161,6 +162,12 @@ def add_lessons(store: SQLiteStore, n: int) -> None:
                 trigger=Trigger(program=program, file_kinds=(".py",), language="python"),
                 importance=int(rng.integers(1, 10)),
             )
+        )
+    while backlog := store.lesson_embedding_backlog(model, 5_000):
+        vectors = rng.standard_normal((len(backlog), 384)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        store.put_lesson_embeddings(
+            model, 384, [(seq, v.tobytes()) for (seq, _), v in zip(backlog, vectors, strict=True)]
         )
 
 
