@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from cortexmem.core.lessons.build import KINDS, confirm, lessons_from_events
 from cortexmem.core.lessons.evolve import contradicts, supersede
 from cortexmem.core.lessons.render import rules_file
 from cortexmem.core.lessons.score import recall_score
-from cortexmem.model import Event, Lesson, utc_now
+from cortexmem.model import Event, Lesson, format_time, utc_now
 from cortexmem.services.context import Context
 from cortexmem.store.protocols import LessonStore, Store
 
@@ -148,7 +148,7 @@ def publish(ctx: Context, write: Callable[[str], bool]) -> bool:
     store = ctx.store("project")
     if store is None:
         return False
-    return write(rules_file(list(store.iter_lessons(("active",)))))
+    return write(rules_file(list(store.iter_lessons(("active",), tiers=("T0", "T1")))))
 
 
 # ----------------------------------------------------------------- recall
@@ -233,16 +233,15 @@ def evolve(ctx: Context, *, model: bool = False, now: datetime | None = None) ->
     """Draft a T0 principle for each cluster of similar T1 lessons (pending a person's yes:
     ``review``), by the model when ``model`` and one is configured, else from the cluster; and
     prune raw lessons nothing ever used past their 30 days."""
-    from cortexmem.core.lessons.evolve import clusters, draft_principle, expired
+    from cortexmem.core.lessons.evolve import RAW_TTL_DAYS, clusters, draft_principle, expired
     from cortexmem.core.lessons.score import days_between
 
     store = ctx.writable("project")
     report = EvolveReport()
-    active = list(store.iter_lessons(("active",)))
-    generalised = {
-        t for s, t, kind in store.lesson_edges(x.id for x in active) if kind == "generalizes"
-    }
-    candidates = [x for x in active if x.id not in generalised]
+    behavioural = list(store.iter_lessons(("active",), tiers=("T1",)))
+    edges = store.lesson_edges(x.id for x in behavioural)
+    generalised = {target for _, target, kind in edges if kind == "generalizes"}
+    candidates = [x for x in behavioural if x.id not in generalised]
     for group in clusters(candidates):
         text = _model_principle(ctx, group) if model else None
         principle, added = store.add_lesson(draft_principle(group, text), "drafted",
@@ -252,7 +251,8 @@ def evolve(ctx: Context, *, model: bool = False, now: datetime | None = None) ->
                 store.add_lesson_edge(principle.id, member.id, "generalizes")
             report.drafted.append(principle)
     moment = now or datetime.now(UTC)
-    for x in active:
+    cutoff = format_time(moment - timedelta(days=RAW_TTL_DAYS))
+    for x in store.iter_lessons(("active",), tiers=("T3",), learned_before=cutoff):
         if expired(x, days_between(x.created_at, moment)):
             store.update_lesson(x.with_changes(status="archived"), "pruned", "raw, never used")
             report.pruned.append(x)

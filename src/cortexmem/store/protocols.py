@@ -592,8 +592,14 @@ class LessonStore(Protocol):
 
     def lesson_by_key(self, key: str) -> Lesson | None: ...
 
-    def iter_lessons(self, statuses: Sequence[str] = ("active",)) -> Iterator[Lesson]:
-        """Lessons of ``statuses`` (all of them when empty), oldest first."""
+    def iter_lessons(
+        self,
+        statuses: Sequence[str] = ("active",),
+        tiers: Sequence[str] = (),
+        learned_before: str | None = None,
+    ) -> Iterator[Lesson]:
+        """Lessons of ``statuses`` and ``tiers`` (any when empty), learned before a time when
+        given, oldest first."""
         ...
 
     def lesson_count(self, statuses: Sequence[str] = ("active",)) -> int: ...

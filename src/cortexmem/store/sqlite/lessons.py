@@ -82,18 +82,19 @@ class LessonRooms(Transactions):
         self.write(op)
 
     def get_lesson(self, lesson_id: str) -> Lesson | None:
-        rows = self.read(
-            lambda conn: conn.execute(
-                "SELECT data FROM lessons WHERE id = ? UNION ALL "
-                "SELECT data FROM (SELECT data FROM lessons WHERE id LIKE ? ESCAPE '\\' "
-                "OR id LIKE ? ESCAPE '\\' ORDER BY id LIMIT 2)",
-                (lesson_id, _prefix(lesson_id), "%-" + _prefix(lesson_id)[:-1]),
+        def op(conn: sqlite3.Connection) -> list[Any]:
+            exact = conn.execute("SELECT data FROM lessons WHERE id = ?", (lesson_id,)).fetchall()
+            if exact:
+                return exact
+            return conn.execute(
+                "SELECT data FROM lessons WHERE id LIKE ? ESCAPE '\\' OR id LIKE ? ESCAPE '\\' "
+                "ORDER BY id LIMIT 2",
+                (_prefix(lesson_id), "%-" + _prefix(lesson_id)[:-1]),
             ).fetchall()
-        )
-        if not rows:
-            return None
-        if len(rows) > 1 and _lesson(rows[0][0]).id != lesson_id:
-            return None  # an ambiguous prefix
+
+        rows = self.read(op)
+        if len(rows) != 1:
+            return None  # none, or an ambiguous prefix
         return _lesson(rows[0][0])
 
     def lesson_by_key(self, key: str) -> Lesson | None:
@@ -102,21 +103,27 @@ class LessonRooms(Transactions):
         )
         return None if row is None else _lesson(row[0])
 
-    def iter_lessons(self, statuses: Sequence[str] = ("active",)) -> Iterator[Lesson]:
-        wanted = list(statuses)
-        where = f"WHERE status IN ({', '.join('?' * len(wanted))})" if wanted else ""
+    def iter_lessons(
+        self,
+        statuses: Sequence[str] = ("active",),
+        tiers: Sequence[str] = (),
+        learned_before: str | None = None,
+    ) -> Iterator[Lesson]:
+        where, args = _where(statuses, tiers)
+        if learned_before is not None:
+            where += (" AND " if where else "WHERE ") + "created_at < ?"
+            args.append(learned_before)
         rows = self.read(
             lambda conn: conn.execute(
-                f"SELECT data FROM lessons {where} ORDER BY seq", wanted
+                f"SELECT data FROM lessons {where} ORDER BY seq", args
             ).fetchall()
         )
         return (_lesson(r[0]) for r in rows)
 
     def lesson_count(self, statuses: Sequence[str] = ("active",)) -> int:
-        wanted = list(statuses)
-        where = f"WHERE status IN ({', '.join('?' * len(wanted))})" if wanted else ""
+        where, args = _where(statuses, ())
         sql = f"SELECT count(*) FROM lessons {where}"
-        return int(self.read(lambda conn: conn.execute(sql, wanted).fetchone()[0]))
+        return int(self.read(lambda conn: conn.execute(sql, args).fetchone()[0]))
 
     def search_lessons(self, query: str, limit: int) -> list[tuple[int, Lesson, float]]:
         match = to_fts_query(query)
@@ -264,6 +271,15 @@ class LessonRooms(Transactions):
                 (model, after_version),
             ).fetchall()
         )
+
+
+def _where(statuses: Sequence[str], tiers: Sequence[str]) -> tuple[str, list[Any]]:
+    clauses, args = [], []
+    for column, values in (("status", list(statuses)), ("tier", list(tiers))):
+        if values:
+            clauses.append(f"{column} IN ({', '.join('?' * len(values))})")
+            args += values
+    return ("WHERE " + " AND ".join(clauses) if clauses else ""), args
 
 
 def _prefix(text: str) -> str:
