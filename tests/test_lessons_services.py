@@ -367,3 +367,28 @@ def test_the_mcp_tools_look_lessons_up_for_an_action_and_take_feedback(ctx: Cont
     assert fed["lang_exclude"] == ["go"]
     with pytest.raises(CortexError):
         mcp_tools.lesson_feedback(ctx, x.id, "noise")
+
+
+def test_the_recall_server_embeds_lessons_and_warns_by_meaning_too(ctx: Context, repo: Path):
+    from cortexmem.recall.server import RecallServer
+
+    (x,) = stored(ctx, 1)
+    ctx.close()
+    server = RecallServer(repo, idle=60)
+    try:
+        assert server.embed_lessons() == 1  # embedded within seconds of its making
+        request = {"op": "warn", "session_id": "srv", "tool_use_id": "toolu_1",
+                   "action": {"tool": "Bash", "kind": "shell",
+                              "command": "uv run pytest -q src/module0.py"}}  # fmt: skip
+        reply = server.handle(request)
+        assert reply["ok"] and reply["ids"] == [x.id]
+        edit = {"op": "warn", "session_id": "srv", "tool_use_id": "toolu_2",
+                "action": {"tool": "Edit", "kind": "edit", "path": "src/module0.py",
+                           "text": "def module0(): return 1"}}  # fmt: skip
+        by_meaning = server.handle(edit)["layer2"]
+        assert by_meaning and by_meaning[0]["lesson"] == x.id  # found, then shown already
+        assert reply["context"].startswith("⚠ Last time")
+        assert server.handle(request)["ids"] == []  # never twice in a session
+        assert server.handle({"op": "warn", "action": {}})["ok"] is False
+    finally:
+        server.ctx.close()

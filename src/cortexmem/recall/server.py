@@ -107,7 +107,10 @@ class RecallServer:
         if op == "warn":
             from cortexmem.services.warn import serve
 
-            return {"ok": True, **serve(self.ctx, request, embedder=self._embedder())}
+            try:
+                return {"ok": True, **serve(self.ctx, request, embedder=self._embedder())}
+            except ValueError as exc:  # not an action
+                return {"ok": False, "error": str(exc)}
         if op == "recall":
             from cortexmem.services.recall import recall
 

@@ -182,11 +182,13 @@ def serve(
     action = action_of(request.get("action"))
     similarities: dict[str, float] = {}
     store = ctx.store("project")
-    if embedder is not None and store is not None:
+    # Meaning helps with what an edit writes; a command is matched by its program and the
+    # files it names (the gates ask for them), which words find: it skips the query's embedding.
+    if embedder is not None and store is not None and action.text and not action.command:
         from cortexmem.services.lesson_vectors import nearest
 
         if store.lesson_embedding_state(embedder.model)[0]:
-            query = " ".join(p for p in (action.command, action.path, action.text[:300]) if p)
+            query = " ".join(p for p in (action.path, action.text[:300]) if p)
             similarities = nearest(store, embedder, query, CANDIDATES)
     session = request.get("session_id")
     tool_use_id = request.get("tool_use_id")
