@@ -13,7 +13,7 @@ from cortexmem.core.redact import redact
 from cortexmem.model import Episode, Event, Memory
 from cortexmem.store.protocols import EpisodeCounts, ImportResult
 from cortexmem.store.sqlite.tx import Transactions
-from cortexmem.store.sqlite.vector_rows import put_vectors, vector_state
+from cortexmem.store.sqlite.vector_rows import load_vectors, put_vectors, vector_state
 
 # Storage per session stays bounded: past this many chunks a session's episodes are dropped.
 SESSION_CAP: Final = 2_000
@@ -276,10 +276,7 @@ class EpisodeRooms(Transactions):
     ) -> list[tuple[int, int, str, bytes]]:
         """``(seq, version, role, vector bytes)`` of ``model`` written after ``after_version``."""
         return self.read(
-            lambda conn: conn.execute(
-                "SELECT v.episode_seq, v.version, e.role, v.vector FROM episode_embeddings v "
-                "JOIN episodes e ON e.seq = v.episode_seq WHERE v.model = ? AND v.version > ? "
-                "ORDER BY v.episode_seq",
-                (model, after_version),
-            ).fetchall()
+            lambda conn: load_vectors(
+                conn, "episode_embeddings", "episode_seq", "episodes", "role", model, after_version
+            )
         )

@@ -13,7 +13,7 @@ from cortexmem.core.fts_query import to_fts_query
 from cortexmem.model import Lesson, utc_now
 from cortexmem.store.protocols import ShownWarning
 from cortexmem.store.sqlite.tx import Transactions
-from cortexmem.store.sqlite.vector_rows import put_vectors, vector_state
+from cortexmem.store.sqlite.vector_rows import load_vectors, put_vectors, vector_state
 
 MAX_ACTION: Final = 300
 _WARNING: Final = (
@@ -264,12 +264,9 @@ class LessonRooms(Transactions):
         self, model: str, after_version: int = 0
     ) -> list[tuple[int, int, str, bytes]]:
         return self.read(
-            lambda conn: conn.execute(
-                "SELECT v.lesson_seq, v.version, l.kind, v.vector FROM lesson_embeddings v "
-                "JOIN lessons l ON l.seq = v.lesson_seq WHERE v.model = ? AND v.version > ? "
-                "ORDER BY v.lesson_seq",
-                (model, after_version),
-            ).fetchall()
+            lambda conn: load_vectors(
+                conn, "lesson_embeddings", "lesson_seq", "lessons", "kind", model, after_version
+            )
         )
 
 

@@ -42,3 +42,17 @@ def vector_state(conn: sqlite3.Connection, table: str, model: str) -> tuple[int,
     sql = f"SELECT count(*), coalesce(max(version), 0) FROM {table} WHERE model = ?"
     row = conn.execute(sql, (model,)).fetchone()
     return int(row[0]), int(row[1])
+
+
+def load_vectors(
+    conn: sqlite3.Connection, table: str, owner: str, owners: str, label: str, model: str,
+    after_version: int,
+) -> list[tuple[int, int, str, bytes]]:  # fmt: skip
+    """``(seq, version, label, vector bytes)`` of ``model`` written after ``after_version``
+    (``label``: the owner's column the index filters on: an episode's role, a lesson's kind)."""
+    return conn.execute(
+        f"SELECT v.{owner}, v.version, o.{label}, v.vector FROM {table} v "
+        f"JOIN {owners} o ON o.seq = v.{owner} WHERE v.model = ? AND v.version > ? "
+        f"ORDER BY v.{owner}",
+        (model, after_version),
+    ).fetchall()
