@@ -2,7 +2,9 @@
 and extraction time for the largest real transcript and for a 5,000-line one.
 
 Run:  .venv/bin/python bench/hooks.py [--runs 30] [--data ../shared/data]
-Needs hyperfine. The project has 10,000 memories; the Stop-family hooks are timed in the steady
+Needs hyperfine. The project has 10,000 memories and 10,000 lessons (PreToolUse is timed on a
+mutating call, which looks lessons up through the recall server, and on a read-only one, which
+layer 1 skips); the Stop-family hooks are timed in the steady
 state (the transcript already captured, so each run reads only what is new: nothing), which
 is what every Stop after the first one costs.
 
@@ -77,6 +79,7 @@ def main() -> None:
         store.add_memories(Corpus(seed=1).memories(10_000))
         capture_transcript(store, largest, reader=READER, session_id="bench")
         random_vectors(store, Embedder.for_context(ctx).model, np.random.default_rng(1))
+        add_lessons(store, 10_000, Embedder.for_context(ctx).model)
     # SessionStart and UserPromptSubmit talk to the project's recall server: run one, as a
     # session would have (random vectors above keep it from embedding during the runs).
     os.environ["XDG_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="cx-", dir="/tmp")
@@ -96,8 +99,10 @@ def main() -> None:
     }
     tool: dict[str, object] = {**base, "tool_name": "Bash", "tool_use_id": "toolu_bench",
             "tool_input": {"command": "uv run pytest -q"}}  # fmt: skip
+    read_only = {**tool, "tool_input": {"command": "git status && git log --oneline | head"}}
     payloads: dict[str, dict[str, object]] = {
         "PreToolUse": tool,
+        "PreToolUse (read-only)": read_only,
         "PostToolUse": {**tool, "tool_response": {"stdout": "12 passed", "stderr": ""}},
         "PostToolUseFailure": {**tool, "error": "Exit code 1"},
         "SessionStart": {**base, "source": "startup"},
@@ -110,16 +115,17 @@ def main() -> None:
     }
     hook = shlex.quote(str(Path(sys.executable).parent / "cortex-hook"))
     commands = {"python -c pass": f"{shlex.quote(sys.executable)} -c pass < /dev/null"}
-    for event, payload in payloads.items():
-        file = work / f"{event}.json"
+    for name, payload in payloads.items():
+        event = name.split()[0]
+        file = work / f"{event}{len(name)}.json"
         file.write_text(json.dumps({**payload, "hook_event_name": event}))
-        commands[f"cortex-hook {event}"] = f"cd {project} && {hook} {event} < {file}"
+        commands[f"cortex-hook {name}"] = f"cd {project} && {hook} {event} < {file}"
     try:
         results = hyperfine(commands, args.runs, shell=True)
     finally:
         recall_client.ask(key, {"op": "stop"}, 2.0)
         server.wait(timeout=10)
-    table(results, "python -c pass", f"10,000 memories, {args.runs} runs, medians")
+    table(results, "python -c pass", f"10,000 memories and lessons, {args.runs} runs, medians")
 
     print()
     for path, label in ((largest, "largest real"), (five_thousand(args.data, work), "5,000-line")):
@@ -134,6 +140,34 @@ def main() -> None:
             f"extract {label} transcript ({path.name}, {path.stat().st_size / 1e6:.1f} MB, "
             f"{lines} lines): median {statistics.median(timings) * 1000:.0f} ms over 7 runs, "
             f"{report.events_added} events, {report.memories_added} memories"
+        )
+
+
+def add_lessons(store: SQLiteStore, n: int, model: str) -> None:
+    """``n`` lessons of the shapes the builder makes, over many programs and files (PreToolUse
+    on a mutating call looks them up; DESIGN budget: < 60 ms whole process at 10,000), with
+    random vectors (so the server searches them by meaning and embeds nothing meanwhile)."""
+    from cortexmem.model import Lesson, Trigger
+
+    programs = ["pytest", "npm install", "cargo", "go test", "make", "git stash", "mypy", "ruff"]
+    rng = np.random.default_rng(7)
+    for i in range(n):
+        program = programs[i % len(programs)]
+        module = f"module{int(rng.integers(0, 2_000))}"
+        store.add_lesson(
+            Lesson(
+                text=f"When `{program} {module}` fails with “error {i % 97}”, look at "
+                f"src/{module}/core.py: last time the {module} fixture was stale",
+                key=f"bench-{i}",
+                trigger=Trigger(program=program, file_kinds=(".py",), language="python"),
+                importance=int(rng.integers(1, 10)),
+            )
+        )
+    while backlog := store.lesson_embedding_backlog(model, 5_000):
+        vectors = rng.standard_normal((len(backlog), 384)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        store.put_lesson_embeddings(
+            model, 384, [(seq, v.tobytes()) for (seq, _), v in zip(backlog, vectors, strict=True)]
         )
 
 

@@ -104,6 +104,16 @@ SEED_ROWS = {
         "INSERT INTO audit_log (at, who, action, suggestion_id, target) VALUES "
         "('2025-01-29T00:00:00.000000Z', 'alice', 'apply', 'sg-1', 'CLAUDE.md')",
     ],
+    15: [
+        "INSERT INTO lessons (id, key, kind, tier, status, text, search, data, created_at, "
+        "updated_at) VALUES ('ls-old-1', 'k1', 'failure', 'T2', 'active', 'when pytest fails "
+        "on imports, install the package editable', 'pytest imports', '{}', "
+        "'2025-01-28T00:00:00.000000Z', '2025-01-28T00:00:00.000000Z')",
+        "INSERT INTO lesson_history (lesson_id, at, what) VALUES ('ls-old-1', "
+        "'2025-01-28T00:00:00.000000Z', 'learned')",
+        "INSERT INTO lesson_warnings (session_id, lesson_id, at, tool) VALUES ('s-1', "
+        "'ls-old-1', '2025-01-28T00:00:00.000000Z', 'Bash')",
+    ],
 }
 
 

@@ -244,7 +244,7 @@ def test_every_command_a_skill_names_exists(path: Path):
 
 MCP_TOOLS = {
     "search", "search_decisions", "get_plan", "get_recent", "get_status", "remember", "get",
-    "traverse", "forget",
+    "traverse", "forget", "lessons_for_action", "lesson_feedback",
 }  # fmt: skip
 
 

@@ -710,3 +710,162 @@ class Suggestion:
             "decided_at": self.decided_at,
             "drafted_by": self.drafted_by,
         }
+
+
+LESSON_KINDS: Final = ("failure", "victory", "correction")
+# T3 raw (just learned) → T2 (stored, retrieved on match) → T1 behavioural → T0 principle.
+LESSON_TIERS: Final = ("T3", "T2", "T1", "T0")
+# ``pending``: a drafted principle waiting for a person's yes (``cortex lessons review``).
+LESSON_STATUSES: Final = ("active", "pending", "superseded", "archived")
+NOISE_REASONS: Final = ("wrong_language", "wrong_repo", "wrong_task", "stale_rule")
+
+
+@dataclass(frozen=True)
+class Trigger:
+    """What a lesson is about: the tool, the program a command ran, the kinds of file, the
+    language, framework and domain. Empty fields match anything."""
+
+    tool: str | None = None
+    program: str | None = None
+    file_kinds: tuple[str, ...] = ()
+    language: str | None = None
+    framework: str | None = None
+    domain: str | None = None
+    command: str | None = None  # the command it is about (one line), when it is about one
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tool": self.tool,
+            "program": self.program,
+            "command": self.command,
+            "file_kinds": list(self.file_kinds),
+            "language": self.language,
+            "framework": self.framework,
+            "domain": self.domain,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> Trigger:
+        data = data or {}
+        return cls(
+            tool=data.get("tool"),
+            program=data.get("program"),
+            file_kinds=tuple(data.get("file_kinds") or ()),
+            language=data.get("language"),
+            framework=data.get("framework"),
+            domain=data.get("domain"),
+            command=data.get("command"),
+        )
+
+
+@dataclass(frozen=True)
+class Lesson:
+    """Something learned from what happened: the seeds' scar and experience in one record.
+
+    ``text`` is the lesson itself ("when X, do Y, because Z"); ``key`` is what makes two
+    lessons the same one (learned twice = ``confirmed`` twice). ``events`` (their content
+    hashes: stable however often they are read), ``episodes`` and ``sessions`` are its
+    evidence, ``source`` how it was drawn (structural, keyword, tag, model, manual,
+    principle). The counters are the judge's and recall's; ``noise`` counts
+    the reasons a warning was called noise. ``lang_exclude``/``project_exclude`` narrow where
+    it applies; ``superseded_by`` names the lesson that replaced it.
+    """
+
+    text: str
+    kind: str = "failure"
+    key: str = ""
+    trigger: Trigger = field(default_factory=Trigger)
+    importance: int = 5
+    learnable: bool = True
+    tier: str = "T3"
+    status: str = "active"
+    source: str = "structural"
+    events: tuple[str, ...] = ()
+    episodes: tuple[str, ...] = ()
+    sessions: tuple[str, ...] = ()
+    confirmed: int = 1
+    shown: int = 0
+    followed: int = 0
+    ignored: int = 0
+    irrelevant: int = 0
+    recalled: int = 0
+    noise: tuple[tuple[str, int], ...] = ()
+    lang_exclude: tuple[str, ...] = ()
+    project_exclude: tuple[str, ...] = ()
+    superseded_by: str | None = None
+    created_at: str = field(default_factory=utc_now)
+    updated_at: str = field(default_factory=utc_now)
+    last_confirmed_at: str | None = None
+    last_recalled_at: str | None = None
+    id: str = field(default_factory=lambda: new_id("ls"))
+
+    def __post_init__(self) -> None:
+        put = object.__setattr__
+        put(self, "text", _text("text", self.text))
+        if not self.text.strip():
+            raise ValueError("a lesson needs some text")
+        _check_choice("kind", self.kind, LESSON_KINDS)
+        _check_choice("tier", self.tier, LESSON_TIERS)
+        _check_choice("status", self.status, LESSON_STATUSES)
+        _integer("importance", self.importance, 0, 10)
+        for name in ("confirmed", "shown", "followed", "ignored", "irrelevant", "recalled"):
+            _integer(name, getattr(self, name), 0, MAX_INT)
+        for reason, count in self.noise:
+            _check_choice("noise reason", reason, NOISE_REASONS)
+            _integer("noise count", count, 0, MAX_INT)
+        if not self.key:
+            put(self, "key", content_hash(self.kind, self.text.lower()))
+        _timestamp("created_at", self.created_at)
+        _timestamp("updated_at", self.updated_at)
+        _timestamp("last_confirmed_at", self.last_confirmed_at, optional=True)
+        _timestamp("last_recalled_at", self.last_recalled_at, optional=True)
+        if not isinstance(self.id, str) or not is_valid_id(self.id):
+            raise ValueError(f"lesson id is not a valid id: {self.id!r}")
+
+    def with_changes(self, **changes: Any) -> Lesson:
+        return replace(self, **changes)
+
+    def noise_count(self, reason: str | None = None) -> int:
+        return sum(n for r, n in self.noise if reason is None or r == reason)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "key": self.key,
+            "text": self.text,
+            "trigger": self.trigger.to_dict(),
+            "importance": self.importance,
+            "learnable": self.learnable,
+            "tier": self.tier,
+            "status": self.status,
+            "source": self.source,
+            "events": list(self.events),
+            "episodes": list(self.episodes),
+            "sessions": list(self.sessions),
+            "confirmed": self.confirmed,
+            "shown": self.shown,
+            "followed": self.followed,
+            "ignored": self.ignored,
+            "irrelevant": self.irrelevant,
+            "recalled": self.recalled,
+            "noise": {r: n for r, n in self.noise},
+            "lang_exclude": list(self.lang_exclude),
+            "project_exclude": list(self.project_exclude),
+            "superseded_by": self.superseded_by,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "last_confirmed_at": self.last_confirmed_at,
+            "last_recalled_at": self.last_recalled_at,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Lesson:
+        known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
+        known["trigger"] = Trigger.from_dict(data.get("trigger"))
+        for name in ("events", "episodes", "sessions", "lang_exclude", "project_exclude"):
+            if name in known:
+                known[name] = tuple(known[name] or ())
+        noise = data.get("noise") or {}
+        known["noise"] = tuple(sorted((str(r), int(n)) for r, n in dict(noise).items()))
+        return cls(**known)

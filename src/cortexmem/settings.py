@@ -74,3 +74,14 @@ def runtime_base() -> str | None:
     into a private folder inside it), else None."""
     value = os.environ.get("XDG_RUNTIME_DIR")
     return value if value and os.path.isdir(value) else None
+
+
+DEFAULT_WARN_WAIT = 3.3
+
+
+def warn_wait_seconds() -> float:
+    """How long PreToolUse waits for the recall server's warnings on a mutating call:
+    ``$CORTEX_WARN_WAIT`` or 3.3 s (a configured relevance model may take its 3 s; without one
+    the answer comes in milliseconds). 0 turns warnings off."""
+    value = _float("CORTEX_WARN_WAIT")
+    return DEFAULT_WARN_WAIT if value is None else max(0.0, value)

@@ -21,6 +21,7 @@ from cortexmem.model import (
     Episode,
     Event,
     ExtractionCursor,
+    Lesson,
     Memory,
     Observation,
     Provenance,
@@ -33,6 +34,7 @@ from cortexmem.store.protocols import (
     EventStore,
     GraphStore,
     LearningStore,
+    LessonStore,
     LifecycleStore,
     MemoryStore,
     Store,
@@ -73,6 +75,7 @@ def test_the_backend_implements_every_protocol(store: Store):
         LifecycleStore,
         BackupStore,
         AIStore,
+        LessonStore,
         Store,
     ):
         assert isinstance(store, protocol), protocol.__name__
@@ -614,3 +617,73 @@ def test_suggestions_are_queued_once_ranked_and_decided_with_an_audit_line(store
     assert store.count_suggestions() == 2 and store.count_suggestions("applied") == 1
     (entry,) = store.audit_entries()
     assert (entry.who, entry.action, entry.suggestion_id) == ("alice", "apply", "sg-2")
+
+
+# ----------------------------------------------------------------- lessons
+
+
+def _lesson(text: str = "when pytest cannot import the package, install it editable", **kw):
+    return Lesson(text=text, **kw)
+
+
+def test_a_lesson_is_stored_once_per_key_and_read_back_whole(store: Store):
+    lesson = _lesson(key="k1", sessions=("s1",), noise=(("wrong_repo", 1),))
+    assert store.add_lesson(lesson) == (lesson, True)
+    again, added = store.add_lesson(_lesson("other words, same key", key="k1"))
+    assert not added and again == lesson
+    assert store.get_lesson(lesson.id) == lesson
+    assert store.get_lesson(lesson.id[:6]) == lesson
+    assert store.lesson_by_key("k1") == lesson
+    assert store.lesson_count() == 1
+    assert [h[1] for h in store.lesson_history(lesson.id)] == ["learned"]
+
+
+def test_a_lesson_update_is_searchable_at_once_and_has_its_history(store: Store):
+    lesson, _ = store.add_lesson(_lesson())
+    ((seq, found, score),) = store.search_lessons("pytest import", 5)
+    assert found == lesson and score > 0
+    changed = lesson.with_changes(text="when ruff complains about imports, sort them", tier="T2")
+    store.update_lesson(changed, "promoted", "T3 → T2")
+    assert store.search_lessons("pytest", 5) == []
+    assert store.search_lessons("ruff", 5)[0][1] == changed
+    assert store.lessons_by_seq([seq]) == {seq: changed}
+    assert [h[1:] for h in store.lesson_history(lesson.id)] == [
+        ("learned", ""),
+        ("promoted", "T3 → T2"),
+    ]
+    assert list(store.iter_lessons(("archived",))) == []
+    with pytest.raises(KeyError):
+        store.update_lesson(_lesson("never stored"), "x")
+
+
+def test_lesson_edges_are_unique(store: Store):
+    a, _ = store.add_lesson(_lesson("a lesson"))
+    b, _ = store.add_lesson(_lesson("a principle"))
+    assert store.add_lesson_edge(b.id, a.id, "generalizes")
+    assert not store.add_lesson_edge(b.id, a.id, "generalizes")
+    assert store.lesson_edges([a.id]) == [(b.id, a.id, "generalizes")]
+
+
+def test_a_warning_is_shown_once_per_session_and_judged(store: Store):
+    a, _ = store.add_lesson(_lesson())
+    assert store.record_warning("s1", a.id, "Bash", "pytest -q", "toolu_1")
+    assert not store.record_warning("s1", a.id, "Bash", "pytest -q", "toolu_2")
+    assert store.record_warning("s2", a.id, "Bash", "pytest -q", None)
+    assert store.set_warning_outcome("s1", "toolu_1", "ok: 3 passed") == 1
+    (first, second) = store.unjudged_warnings()
+    assert first.outcome == "ok: 3 passed" and second.session_id == "s2"
+    store.judge_warning(first.id, "FOLLOWED", None)
+    assert [w.session_id for w in store.unjudged_warnings()] == ["s2"]
+    assert store.warnings_of_session("s1")[0].verdict == "FOLLOWED"
+
+
+def test_lesson_vectors_put_and_load(store: Store):
+    a, _ = store.add_lesson(_lesson())
+    ((seq, lesson),) = store.lesson_embedding_backlog("m", 10)
+    assert lesson == a
+    assert store.put_lesson_embeddings("m", 2, [(seq, b"\0" * 8)]) == 1
+    assert store.lesson_embedding_backlog("m", 10) == []
+    assert store.lesson_embedding_state("m") == (1, 1)
+    assert [r[0] for r in store.load_lesson_embeddings("m")] == [seq]
+    store.update_lesson(a.with_changes(text="a new text"), "rewritten")
+    assert store.lesson_embedding_state("m") == (0, 0)

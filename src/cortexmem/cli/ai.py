@@ -83,12 +83,13 @@ def serve(click_ctx: click.Context, stop: bool, show_status: bool, idle: float |
             click.echo(f"Recall server running (pid {reply.get('pid')}).")
         return
     from cortexmem.hosts.claude_code.reader import READER
+    from cortexmem.hosts.claude_code.serve import writers
     from cortexmem.recall.client import IDLE_SECONDS
     from cortexmem.recall.server import run
 
     click.echo(f"Serving recall for {ctx.paths.root} on {recall_client.socket_path(key)}")
     # With Claude Code's transcript reader: the server also takes the Stop hooks' turn ends.
-    run(ctx.paths.worktree or ctx.paths.root, idle or IDLE_SECONDS, READER)
+    run(ctx.paths.worktree or ctx.paths.root, idle or IDLE_SECONDS, READER, writers)
 
 
 def register(group: click.Group) -> None:

@@ -779,9 +779,19 @@ def demo(keep: bool) -> None:
 
 
 def _register_more() -> None:
-    from cortexmem.cli import ai, brief, consolidate, distill, graph, learning, lifecycle, mcp
+    from cortexmem.cli import (
+        ai,
+        brief,
+        consolidate,
+        distill,
+        graph,
+        learning,
+        lessons,
+        lifecycle,
+        mcp,
+    )  # fmt: skip
 
-    for module in (graph, ai, brief, lifecycle, consolidate, mcp, distill, learning):
+    for module in (graph, ai, brief, lifecycle, consolidate, mcp, distill, learning, lessons):
         module.register(cli)
 
 

@@ -276,6 +276,44 @@ def build_server(project: Path | None = None) -> MCPServer:
                           direction=direction, min_strength=min_strength, branch=branch,
                           all_branches=all_branches))  # fmt: skip
 
+    @tool()
+    def lessons_for_action(
+        tool: Annotated[str, Field(description="The tool about to be called: Bash, Edit, "
+                                   "Write...", min_length=1, max_length=100)],
+        command: Annotated[str, Field(description="For a shell tool: the command.",
+                                      max_length=mcp_tools.MAX_QUERY_CHARS)] = "",
+        path: Annotated[str, Field(description="For a file tool: the file.",
+                                   max_length=1_000)] = "",
+        text: Annotated[str, Field(description="What it will write, in a few words.",
+                                   max_length=mcp_tools.MAX_QUERY_CHARS)] = "",
+        scope: Annotated[Literal["lessons", "scars", "victories"], Field(
+            description="scars: failures and corrections; victories: what worked.")] = "scars",
+        limit: Annotated[int, Field(ge=1, le=mcp_tools.SEARCH_LIMIT[1])] = 5,
+    ) -> str:  # fmt: skip
+        """Before a risky action (a migration, a deploy, a command that failed before, an edit
+        of a touchy file): what earlier sessions learned about it. The warnings the hook would
+        give (with why each fired or not) and the lessons recalled, each with its id and tier
+        (T0 principle … T3 raw)."""
+        return _dump(call(mcp_tools.lessons_for_action, tool, command=command, path=path,
+                          text=text, scope=scope, limit=limit))  # fmt: skip
+
+    @tool(ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
+                          open_world_hint=False))  # fmt: skip
+    def lesson_feedback(
+        id: Annotated[str, Field(description="The lesson's id, or the part a warning shows.",
+                                 min_length=1, max_length=64)],
+        signal: Literal["followed", "ignored", "noise"],
+        reason: Annotated[Literal["wrong_language", "wrong_repo", "wrong_task", "stale_rule"]
+                          | None, Field(description="Why it was noise (needed for noise).")] = None,
+        language: Annotated[str | None, Field(description="For wrong_language: the language it "
+                                              "was wrong for.", max_length=40)] = None,
+    ) -> str:  # fmt: skip
+        """Say whether a warning helped: followed, ignored, or noise with its reason
+        (wrong_language and wrong_repo narrow where it applies; wrong_task and stale_rule
+        count toward retiring it). Stronger than the automatic judge."""
+        return _dump(call(mcp_tools.lesson_feedback, id, signal, reason=reason,
+                          language=language))  # fmt: skip
+
     @tool(ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
                           open_world_hint=False))  # fmt: skip
     def forget(id: MemoryId, branch: Branch = None) -> str:

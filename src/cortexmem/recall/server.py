@@ -10,12 +10,15 @@ lifetime (a second server of the same project exits at once) and exits by itself
 It is also the project's one model worker: every ``MODEL_EVERY`` seconds, when a model is
 configured and sessions queued for distillation have settled, one background thread drains
 the queue (``services.distill.drain``: the worker lock, the budget, the circuit breaker and
-every call's time limit apply) within ``MODEL_WORK`` seconds; the server waits for that
-thread before it exits, so nothing outlives it.
+every call's time limit apply) within ``MODEL_WORK`` seconds, then asks the model for the
+judge's verdicts its heuristic left UNCLEAR (``services.judge.judge_with_model``); the server
+waits for that thread before it exits, so nothing outlives it.
 
 Requests (``{"op": ...}``): ``ping``; ``anticipate`` (``prompt``, optional ``branch``): the
 context to inject for a prompt, possibly empty; ``recall`` (``query``, ``limit``, ``branch``,
-``alpha``); ``sync``: embed the backlog now; ``upkeep`` (``cwd``, ``label``, ``memories_added``):
+``alpha``); ``warn`` (``action``, ``session_id``, ``tool_use_id``, ``dry_run``): the
+warnings before a tool call (``services.warn``); ``sync``: embed the backlog now; ``upkeep``
+(``cwd``, ``label``, ``memories_added``):
 what a turn's end left to do (projections, briefing, lifecycle, consolidation,
 ``services.session.upkeep``), done between requests, once for every capture that asked
 meanwhile, and before the server exits; ``capture`` (``cwd``, ``label``, ``transcript``,
@@ -44,8 +47,14 @@ from cortexmem import settings
 from cortexmem.recall.client import IDLE_SECONDS, private, runtime_dir, socket_path
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from cortexmem.project.paths import ProjectPaths
     from cortexmem.services.capture import TranscriptReader
     from cortexmem.services.embedding import Embedder
+
+    # A host's writers of its rule files for one project, by name ("lessons").
+    Writers = Callable[[ProjectPaths], dict[str, Callable[[str], bool]]]
 
 SYNC_EVERY = 2.0
 ACCEPT_TIMEOUT = 0.5
@@ -53,6 +62,7 @@ ACCEPT_TIMEOUT = 0.5
 UPKEEP_WAIT = 2.0
 MODEL_EVERY = 10.0
 MODEL_WORK = 300.0
+LESSON_BATCH = 64
 
 
 # A turn's end handed over is captured within this many seconds of work.
@@ -60,7 +70,13 @@ CAPTURE_BUDGET = 10.0
 
 
 class RecallServer:
-    def __init__(self, root: Path, idle: float, reader: TranscriptReader | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        idle: float,
+        reader: TranscriptReader | None = None,
+        writers: Writers | None = None,
+    ) -> None:
         from cortexmem.services.context import Context
 
         self.ctx = Context.for_cwd(root)
@@ -79,6 +95,7 @@ class RecallServer:
         # The host's transcript reader (None: this server does not take captures) and the
         # turns' ends handed over and not captured yet.
         self.reader = reader
+        self.writers = writers
         self.captures_due: list[dict[str, str | None]] = []
         self.last_model_look = 0.0
         self.model_thread: threading.Thread | None = None
@@ -113,6 +130,13 @@ class RecallServer:
                 self.ctx, prompt, branch=request.get("branch"), embedder=self._embedder()
             )
             return {"ok": True, "context": found.text, "ids": found.ids}
+        if op == "warn":
+            from cortexmem.services.warn import serve
+
+            try:
+                return {"ok": True, **serve(self.ctx, request, embedder=self._embedder())}
+            except ValueError as exc:  # not an action
+                return {"ok": False, "error": str(exc)}
         if op == "recall":
             from cortexmem.services.recall import recall
 
@@ -149,8 +173,16 @@ class RecallServer:
 
         self.last_sync = time.monotonic()
         report = sync_context(self.ctx, self._embedder(), deadline=deadline)
-        self.backlog_left = report.remaining > 0
-        return report.embedded
+        lessons = self.embed_lessons()
+        self.backlog_left = report.remaining > 0 or lessons >= LESSON_BATCH
+        return report.embedded + lessons
+
+    def embed_lessons(self) -> int:
+        """Lessons are searchable by meaning within seconds of their making."""
+        from cortexmem.services.lesson_vectors import embed_lessons
+
+        store = self.ctx.store("project")
+        return embed_lessons(store, self._embedder(), LESSON_BATCH) if store else 0
 
     def _take_capture(self, request: dict[str, Any]) -> dict[str, Any]:
         if self.reader is None:
@@ -181,6 +213,7 @@ class RecallServer:
                     continue  # not this server's project: never its business
                 ctx = Context(paths, timeout=self.ctx.timeout, _open=self.ctx._open)
                 transcript, agent = turn["transcript"], turn["agent_transcript"]
+                write = self.writers(paths) if self.writers is not None else {}
                 after_capture(
                     ctx,
                     label=f"{label} (recall server)",
@@ -193,6 +226,7 @@ class RecallServer:
                     full=True,
                     hand_off=functools.partial(self._queue_upkeep, cwd, label),
                     queue_model_work=True,
+                    write_lessons=write.get("lessons"),
                 )
             except Exception as exc:  # keep serving; the next capture reads from the cursor
                 self.log_once(f"recall server: capture failed: {type(exc).__name__}: {exc}")
@@ -296,13 +330,14 @@ class RecallServer:
         if self.model_thread is not None and self.model_thread.is_alive():
             return
         try:
-            from cortexmem.services import distill
+            from cortexmem.services import distill, judge
             from cortexmem.services.models import routing_of
 
-            if not distill.due(self.ctx, settle=0.0):
+            judging = judge.due(self.ctx)  # warnings the heuristic left to the model
+            if not distill.due(self.ctx, settle=0.0) and not judging:
                 return
             configured = routing_of(self.ctx).route(distill.KIND).configured
-            if configured and not distill.due(self.ctx, settle=distill.SETTLE):
+            if configured and not distill.due(self.ctx, settle=distill.SETTLE) and not judging:
                 return  # queued, not settled yet
         except Exception as exc:
             self.log_once(f"recall server: model queue unreadable: {exc}")
@@ -322,7 +357,11 @@ class RecallServer:
                 report = distill.drain(
                     ctx, deadline=time.monotonic() + MODEL_WORK, settle=distill.SETTLE
                 )
+                judged = self._judge(ctx)
             from cortexmem.project.log import log_line
+
+            if judged:
+                log_line(self.ctx.paths.log, f"judge: {judged} verdicts by the model")
 
             for failure in report.failed:
                 log_line(self.ctx.paths.log, f"distill failed: {failure}")
@@ -335,6 +374,17 @@ class RecallServer:
                 )
         except Exception as exc:  # the worker must never take the server down
             self.log_once(f"recall server: model worker failed: {type(exc).__name__}: {exc}")
+
+    def _judge(self, ctx: Any) -> int:
+        """The warnings left UNCLEAR at Stop, judged by the model in one batch (worker
+        thread: its lock, budget and breaker are ``services.models.ask``'s)."""
+        from cortexmem.services import judge
+
+        try:
+            return judge.judge_with_model(ctx) if judge.due(ctx) else 0
+        except Exception as exc:  # no model, over budget, a failing provider: next time
+            self.log_once(f"recall server: judge: {type(exc).__name__}: {exc}")
+            return 0
 
     def join_model_worker(self) -> None:
         thread = self.model_thread
@@ -370,9 +420,15 @@ def _waiting(sock: socket.socket) -> bool:
     return bool(readable)
 
 
-def run(root: Path, idle: float = IDLE_SECONDS, reader: TranscriptReader | None = None) -> int:
+def run(
+    root: Path,
+    idle: float = IDLE_SECONDS,
+    reader: TranscriptReader | None = None,
+    writers: Writers | None = None,
+) -> int:
     """Serve until idle; 0 when another server already serves this project. ``reader``: the
-    host's transcript reader, when the server is to take turns' ends (``capture``)."""
+    host's transcript reader, when the server is to take turns' ends (``capture``);
+    ``writers``: the host's writers of its rule files for a project (``"lessons"``)."""
     from cortexmem.project.paths import resolve
 
     paths = resolve(root)
@@ -394,7 +450,7 @@ def run(root: Path, idle: float = IDLE_SECONDS, reader: TranscriptReader | None 
         lock.close()
         return 0
     # The worktree given: resolving paths.root again may differ.
-    server = RecallServer(root, idle, reader)
+    server = RecallServer(root, idle, reader, writers)
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -415,13 +471,18 @@ def run(root: Path, idle: float = IDLE_SECONDS, reader: TranscriptReader | None 
     return 0
 
 
-def main(argv: list[str] | None = None, reader: TranscriptReader | None = None) -> int:
-    """The server's command line; a host's launcher passes its transcript ``reader``."""
+def main(
+    argv: list[str] | None = None,
+    reader: TranscriptReader | None = None,
+    writers: Writers | None = None,
+) -> int:
+    """The server's command line; a host's launcher passes its transcript ``reader`` and the
+    ``writers`` of its rule files."""
     parser = argparse.ArgumentParser(prog="cortexmem.recall.server", description=__doc__)
     parser.add_argument("--root", type=Path, default=Path.cwd())
     parser.add_argument("--idle", type=float, default=settings.server_idle_seconds())
     args = parser.parse_args(argv)
-    return run(args.root, args.idle, reader)
+    return run(args.root, args.idle, reader, writers)
 
 
 if __name__ == "__main__":

@@ -474,3 +474,62 @@ def plan_markdown(ctx: Context) -> str:
 
     branch, _ = ctx.paths.branch_and_commit()
     return render(ctx, branch)
+
+
+# ----------------------------------------------------------------- lessons
+
+LESSON_SCOPES = ("lessons", "scars", "victories")
+FEEDBACK_SIGNALS = ("followed", "ignored", "noise")
+
+
+def lessons_for_action(
+    ctx: Context,
+    tool: str,
+    *,
+    command: str = "",
+    path: str = "",
+    text: str = "",
+    query: str | None = None,
+    scope: str = "scars",
+    limit: int = 5,
+) -> dict[str, Any]:
+    """What earlier sessions learned about an action: the warnings the hook would give before
+    it (each layer's decision, nothing recorded) and the lessons recalled for it."""
+    from cortexmem.services.lessons import recall_lessons
+    from cortexmem.services.warn import action_of, warn
+
+    check_choices([scope], "scope", LESSON_SCOPES)
+    check_range(limit, "limit", SEARCH_LIMIT)
+    fields = {
+        "tool": check_text(tool, "tool", 100),
+        "kind": "shell" if command else "edit",
+        "command": command[:MAX_QUERY_CHARS],
+        "path": path[:1_000],
+        "text": text[:MAX_QUERY_CHARS],
+    }
+    action = action_of(fields)
+    warned = warn(ctx, action, session_id=None, project=ctx.paths.name, dry_run=True)
+    wanted = query or " ".join(p for p in (command, path, text) if p) or tool
+    recalled = recall_lessons(ctx, check_text(wanted, "query", MAX_QUERY_CHARS), scope=scope,
+                              limit=limit)  # fmt: skip
+    return {"warnings": warned.text, **{k: v for k, v in warned.to_dict().items()
+                                        if k in ("ids", "layer2")},
+            "lessons": [r.to_dict() for r in recalled]}  # fmt: skip
+
+
+def lesson_feedback(
+    ctx: Context, lesson_id: str, signal: str, *, reason: str | None = None,
+    language: str | None = None,
+) -> dict[str, Any]:  # fmt: skip
+    """Whether a lesson's warning helped: followed, ignored, or noise with a reason."""
+    from cortexmem.model import NOISE_REASONS
+    from cortexmem.services.judge import feedback
+
+    check_choices([signal], "signal", FEEDBACK_SIGNALS)
+    if reason is not None:
+        check_choices([reason], "reason", NOISE_REASONS)
+    if signal == "noise" and reason is None:
+        raise CortexError("noise needs a reason: " + ", ".join(NOISE_REASONS))
+    lesson = feedback(ctx, check_text(lesson_id, "lesson id", 64), signal, reason,
+                      language=language)  # fmt: skip
+    return lesson.to_dict()

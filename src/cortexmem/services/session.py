@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cortexmem.project.paths import ProjectPaths
+from cortexmem.services import lessons
 from cortexmem.services.capture import (
     CaptureReport,
     TranscriptReader,
@@ -76,11 +77,14 @@ def after_capture(
     write_briefing: Callable[[str], bool] | None = None,
     hand_off: Callable[[int], bool] | None = None,
     queue_model_work: bool = False,
+    write_lessons: Callable[[str], bool] | None = None,
 ) -> AfterCapture:
     """Capture what is new for the session, then what the policy says (see the module).
 
     ``queue_model_work``: the session is queued for the model's distillation, done later by
     the project's background worker (never here: a hook never waits for a model).
+    Lessons are learned from the session, its warnings judged and ``write_lessons`` handed
+    the always-loaded lessons (``services.lessons.after_capture``).
 
     ``label`` starts each log line (the host's event name); ``full`` means a turn of the main
     session ended, so the working tree is recorded and the upkeep steps may run. ``hand_off``
@@ -115,6 +119,8 @@ def after_capture(
         + (f"; transcript not found: {transcript}" if missing else "")
         + (f"; queue: {queued.totals()['lines']} lines" if queued and queued.transcripts else "")
     )
+    if report.finished and session_id:
+        lessons.after_capture(ctx, session_id, log, write_lessons)
     if queue_model_work:
         queue_distill(ctx, label, log, session_id, transcript)
     if full and hand_off is not None and _handed_off(hand_off, done.memories_added, label, log):

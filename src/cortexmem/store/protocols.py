@@ -25,6 +25,7 @@ from cortexmem.model import (
     Event,
     ExtractionCursor,
     Instinct,
+    Lesson,
     Memory,
     Observation,
     Suggestion,
@@ -635,6 +636,105 @@ class LearningStore(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class ShownWarning:
+    """A warning shown before a tool call, and the judge's verdict on the call that followed."""
+
+    id: int
+    session_id: str
+    lesson_id: str
+    at: str
+    tool: str
+    action: str = ""
+    tool_use_id: str | None = None
+    outcome: str | None = None
+    verdict: str | None = None
+    reason: str | None = None
+
+
+@runtime_checkable
+class LessonStore(Protocol):
+    """Lessons (one per key), their full-text index and vectors, their history (the timeline),
+    their graph, and the warnings shown from them with the judge's verdicts."""
+
+    def add_lesson(
+        self, lesson: Lesson, what: str = "learned", detail: str = ""
+    ) -> tuple[Lesson, bool]:
+        """Insert ``lesson``; when one with its key exists, that one and False (nothing
+        written)."""
+        ...
+
+    def update_lesson(self, lesson: Lesson, what: str, detail: str = "") -> None:
+        """Write ``lesson`` (found by id) and one line of its history."""
+        ...
+
+    def get_lesson(self, lesson_id: str) -> Lesson | None:
+        """By id, or by a unique id prefix or random tail (``7f3k2p``)."""
+        ...
+
+    def lesson_by_key(self, key: str) -> Lesson | None: ...
+
+    def iter_lessons(
+        self,
+        statuses: Sequence[str] = ("active",),
+        tiers: Sequence[str] = (),
+        learned_before: str | None = None,
+    ) -> Iterator[Lesson]:
+        """Lessons of ``statuses`` and ``tiers`` (any when empty), learned before a time when
+        given, oldest first."""
+        ...
+
+    def lesson_count(self, statuses: Sequence[str] = ("active",)) -> int: ...
+
+    def search_lessons(self, query: str, limit: int) -> list[tuple[int, Lesson, float]]:
+        """``(seq, lesson, relevance)`` by BM25 (higher is better), any status."""
+        ...
+
+    def lessons_by_seq(self, seqs: Iterable[int]) -> dict[int, Lesson]: ...
+
+    def lesson_history(self, lesson_id: str) -> list[tuple[str, str, str]]:
+        """``(at, what, detail)``, oldest first."""
+        ...
+
+    def add_lesson_edge(self, source_id: str, target_id: str, type_: str) -> bool: ...
+
+    def lesson_edges(self, lesson_ids: Iterable[str]) -> list[tuple[str, str, str]]:
+        """``(source, target, type)`` of every edge touching ``lesson_ids``."""
+        ...
+
+    def record_warning(
+        self, session_id: str, lesson_id: str, tool: str, action: str, tool_use_id: str | None
+    ) -> bool:
+        """Record a warning shown; False when that lesson was already shown in the session."""
+        ...
+
+    def warnings_of_session(self, session_id: str) -> list[ShownWarning]: ...
+
+    def unjudged_warnings(self, limit: int = 100) -> list[ShownWarning]:
+        """Warnings with no verdict yet, oldest first."""
+        ...
+
+    def set_warning_outcome(self, session_id: str, tool_use_id: str, outcome: str) -> int:
+        """What the call after a warning did (its result), for the judge."""
+        ...
+
+    def judge_warning(self, warning_id: int, verdict: str, reason: str | None) -> None: ...
+
+    def lesson_embedding_backlog(self, model: str, limit: int) -> list[tuple[int, Lesson]]: ...
+
+    def put_lesson_embeddings(
+        self, model: str, dim: int, items: Sequence[tuple[int, bytes]]
+    ) -> int: ...
+
+    def lesson_embedding_state(self, model: str) -> tuple[int, int]: ...
+
+    def load_lesson_embeddings(
+        self, model: str, after_version: int = 0
+    ) -> list[tuple[int, int, str, bytes]]:
+        """``(seq, version, kind, vector bytes)`` of ``model`` written after ``after_version``."""
+        ...
+
+
 @runtime_checkable
 class Store(
     StoreInfo,
@@ -648,6 +748,7 @@ class Store(
     BackupStore,
     AIStore,
     LearningStore,
+    LessonStore,
     Protocol,
 ):
     """Everything a store of one scope (project or global) does."""

@@ -134,7 +134,7 @@ def _capture(hook: HookInput, *, deadline: float) -> None:
     if hook.event == "Stop" and _handed_to_server(hook):
         return
     from cortexmem.hosts.claude_code.reader import READER
-    from cortexmem.hosts.claude_code.rules import briefing_writer
+    from cortexmem.hosts.claude_code.rules import briefing_writer, lessons_writer
     from cortexmem.project.paths import resolve
     from cortexmem.services.session import after_capture, open_context
 
@@ -154,6 +154,7 @@ def _capture(hook: HookInput, *, deadline: float) -> None:
             write_briefing=briefing_writer(paths),
             hand_off=lambda added: _hand_off(hook, paths, added),
             queue_model_work=hook.event in ("Stop", "SessionEnd"),
+            write_lessons=lessons_writer(paths),
         )
 
 

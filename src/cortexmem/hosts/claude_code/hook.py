@@ -5,7 +5,8 @@ event, a missing transcript, a locked store, a bug) this exits 0, writes to stdo
 one valid JSON answer or nothing, and logs one line to the project's ``.cortex/cortex.log``.
 
 Cost: the tool hooks run on every tool call, so this module imports only ``sys``, ``os``,
-``json``, ``time`` and ``cortexmem.settings`` (``os`` only) and hands those events to ``spool``.
+``json``, ``time`` and ``cortexmem.settings`` (``os`` only) and hands those events to ``spool``;
+PreToolUse then asks ``pretool`` for warnings, whose read-only skip imports nothing more.
 Inside a session Cortex itself started (``CORTEX_INSIDE``) it does nothing at all. Everything else
 (extraction, the store) is imported only by the events that need it.
 """
@@ -18,6 +19,7 @@ import os
 import sys
 import time
 
+from cortexmem import settings
 from cortexmem.settings import inside_cortex
 
 TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure"})
@@ -90,6 +92,15 @@ def main(argv: list[str] | None = None) -> int:
             from cortexmem.hosts.claude_code import spool as observe
 
             observe.record(event, payload)
+            if event == "PreToolUse":  # warnings from lessons (read-only calls skip at once)
+                sys.stdout = sys.stderr
+                from cortexmem.hosts.claude_code.pretool import warnings
+
+                answer = render_output(event, warnings(payload, settings.warn_wait_seconds()))
+                sys.stdout = real_stdout
+                if answer:
+                    real_stdout.write(answer)
+                    real_stdout.flush()
             return 0
         # Nothing a library prints may reach Claude Code: stdout is for our JSON answer only.
         sys.stdout = sys.stderr

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
         EventStore,
         GraphStore,
         LearningStore,
+        LessonStore,
         LifecycleStore,
         MemoryStore,
         Store,
@@ -39,4 +40,5 @@ if TYPE_CHECKING:
     _backups: BackupStore = _sqlite
     _ai: AIStore = _sqlite
     _learning: LearningStore = _sqlite
+    _lessons: LessonStore = _sqlite
     _store: Store = _sqlite

@@ -10,9 +10,10 @@ from typing import Any, Final
 
 from cortexmem.core.fts_query import to_fts_query
 from cortexmem.core.redact import redact
-from cortexmem.model import Episode, Event, Memory, utc_now
+from cortexmem.model import Episode, Event, Memory
 from cortexmem.store.protocols import EpisodeCounts, ImportResult
 from cortexmem.store.sqlite.tx import Transactions
+from cortexmem.store.sqlite.vector_rows import load_vectors, put_vectors, vector_state
 
 # Storage per session stays bounded: past this many chunks a session's episodes are dropped.
 SESSION_CAP: Final = 2_000
@@ -261,47 +262,21 @@ class EpisodeRooms(Transactions):
     ) -> int:
         if not items:
             return 0
-        when = utc_now()
-
-        def op(conn: sqlite3.Connection) -> int:
-            row = conn.execute("SELECT coalesce(max(version), 0) + 1 FROM episode_embeddings")
-            version = int(row.fetchone()[0])
-            written = 0
-            for seq, blob in items:
-                if len(blob) != dim * 4:
-                    raise ValueError(f"vector of {len(blob)} bytes is not {dim} float32 values")
-                written += conn.execute(
-                    "INSERT INTO episode_embeddings (episode_seq, model, dim, vector, version, "
-                    "embedded_at) SELECT ?, ?, ?, ?, ?, ? "
-                    "WHERE EXISTS (SELECT 1 FROM episodes WHERE seq = ?) "
-                    "ON CONFLICT (episode_seq) DO UPDATE SET model = excluded.model, "
-                    "dim = excluded.dim, vector = excluded.vector, version = excluded.version, "
-                    "embedded_at = excluded.embedded_at",
-                    (seq, model, dim, blob, version, when, seq),
-                ).rowcount
-            return written
-
-        return self.write(op)
+        return self.write(
+            lambda conn: put_vectors(
+                conn, "episode_embeddings", "episode_seq", "episodes", model, dim, items
+            )
+        )
 
     def episode_embedding_state(self, model: str) -> tuple[int, int]:
-        row = self.read(
-            lambda conn: conn.execute(
-                "SELECT count(*), coalesce(max(version), 0) FROM episode_embeddings "
-                "WHERE model = ?",
-                (model,),
-            ).fetchone()
-        )
-        return int(row[0]), int(row[1])
+        return self.read(lambda conn: vector_state(conn, "episode_embeddings", model))
 
     def load_episode_embeddings(
         self, model: str, after_version: int = 0
     ) -> list[tuple[int, int, str, bytes]]:
         """``(seq, version, role, vector bytes)`` of ``model`` written after ``after_version``."""
         return self.read(
-            lambda conn: conn.execute(
-                "SELECT v.episode_seq, v.version, e.role, v.vector FROM episode_embeddings v "
-                "JOIN episodes e ON e.seq = v.episode_seq WHERE v.model = ? AND v.version > ? "
-                "ORDER BY v.episode_seq",
-                (model, after_version),
-            ).fetchall()
+            lambda conn: load_vectors(
+                conn, "episode_embeddings", "episode_seq", "episodes", "role", model, after_version
+            )
         )

@@ -75,6 +75,7 @@ from cortexmem.store.sqlite.integrity import (
     write_stamp,
 )
 from cortexmem.store.sqlite.learning import LearningRooms
+from cortexmem.store.sqlite.lessons import LessonRooms
 from cortexmem.store.sqlite.rows import (
     BM25_WEIGHTS,
     EDGE_COLUMNS,
@@ -261,7 +262,7 @@ def start_clock(conn: sqlite3.Connection, seq: int, memory_type: str, created_at
         conn.execute("UPDATE memories SET decayed_at = ? WHERE seq = ?", (start, seq))
 
 
-class SQLiteStore(EpisodeRooms, AIRooms, LearningRooms, Transactions):
+class SQLiteStore(EpisodeRooms, AIRooms, LearningRooms, LessonRooms, Transactions):
     """A Cortex store in one SQLite file. Open with :meth:`open`; use as a context manager.
 
     ``read``, ``write``, ``retry`` and ``backup_under_lock`` are for the SQL modules of this

@@ -1,0 +1,335 @@
+"""Lessons: learned from a session's events after its capture, confirmed when learned again,
+searchable the moment they are made (full text at once; the recall server embeds them within
+seconds), recalled with the seeds' importance × recency re-rank.
+
+Learning is idempotent: a lesson's evidence names the events it came from, so a pass over the
+same events again changes nothing (``core.lessons.build.confirm``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from cortexmem.core.lessons.build import KINDS, confirm, lessons_from_events
+from cortexmem.core.lessons.evolve import contradicts, supersede
+from cortexmem.core.lessons.render import rules_file
+from cortexmem.core.lessons.score import recall_score
+from cortexmem.model import Event, Lesson, format_time, utc_now
+from cortexmem.services.context import Context
+from cortexmem.store.protocols import LessonStore, Store
+
+# How many of a session's events one pass reads (the newest; a session is read at every Stop).
+SESSION_EVENTS = 5_000
+SCOPES_OF_RECALL: dict[str, tuple[str, ...]] = {
+    "lessons": ("failure", "victory", "correction"),
+    "scars": ("failure", "correction"),
+    "victories": ("victory",),
+}
+# Recall over-fetches, then re-ranks by importance × recency.
+OVER_FETCH = 4
+
+
+@dataclass
+class LearnReport:
+    added: list[Lesson] = field(default_factory=list)
+    confirmed: list[Lesson] = field(default_factory=list)
+    superseded: list[tuple[str, str]] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        return f"{len(self.added)} lessons learned, {len(self.confirmed)} confirmed" + (
+            f", {len(self.superseded)} superseded" if self.superseded else ""
+        )
+
+
+def apply(store: LessonStore, lessons: Iterable[Lesson]) -> LearnReport:
+    """Keep ``lessons``: new keys are added, known ones confirmed (idempotently); a newer
+    lesson that contradicts an older confirmed one supersedes it."""
+    report = LearnReport()
+    for lesson in lessons:
+        kept, added = store.add_lesson(lesson, "learned", f"from {lesson.source} evidence")
+        if added:
+            report.added.append(kept)
+            continue
+        merged = confirm(kept, lesson)
+        if merged is None:
+            continue
+        what = "confirmed" if merged.confirmed > kept.confirmed else "more evidence"
+        store.update_lesson(merged, what, f"{len(merged.sessions)} sessions")
+        report.confirmed.append(merged)
+    for new in report.added + report.confirmed:
+        for old in _rivals(store, new):
+            if contradicts(new, old):
+                older, edge = supersede(old, new)
+                store.update_lesson(older, "superseded", f"by {new.id}")
+                store.add_lesson_edge(new.id, old.id, edge)
+                report.superseded.append((old.id, new.id))
+    return report
+
+
+def _rivals(store: LessonStore, lesson: Lesson) -> list[Lesson]:
+    """Older active lessons close in words to ``lesson`` (candidates it may contradict)."""
+    if lesson.kind != "correction":
+        return []
+    hits = store.search_lessons(lesson.text, 10)
+    return [
+        found
+        for _, found, _ in hits
+        if found.id != lesson.id and found.status == "active" and found.kind == lesson.kind
+    ]
+
+
+def session_events(store: Store, session_id: str) -> list[Event]:
+    """A session's events of the kinds lessons come from, oldest first."""
+    return list(reversed(store.recent_events(KINDS, SESSION_EVENTS, session_id)))
+
+
+def learn_session(ctx: Context, session_id: str | None) -> LearnReport:
+    """What the session's captured events teach, kept in the project store."""
+    if not session_id:
+        return LearnReport()
+    store = ctx.writable("project")
+    return apply(store, lessons_from_events(session_events(store, session_id)))
+
+
+def learn_all(ctx: Context) -> LearnReport:
+    """Learn from every session in the project store (a backfill: ``cortex lessons learn``)."""
+    store = ctx.writable("project")
+    by_session: dict[str | None, list[Event]] = {}
+    for event in store.iter_events():
+        if event.kind in KINDS:
+            by_session.setdefault(event.provenance.session_id, []).append(event)
+    total = LearnReport()
+    ordered = sorted(by_session.items(), key=lambda kv: kv[1][0].created_at)
+    for _, events in ordered:
+        part = apply(store, lessons_from_events(events))
+        total.added += part.added
+        total.confirmed += part.confirmed
+        total.superseded += part.superseded
+    return total
+
+
+def after_capture(
+    ctx: Context,
+    session_id: str | None,
+    log: Callable[[str], None],
+    write: Callable[[str], bool] | None = None,
+) -> None:
+    """After a session's capture: learn from it, judge its warnings, and bring the always-loaded
+    lessons file up to date. Never raises; says what it did in the log."""
+    from cortexmem.services.judge import judge_after_capture
+
+    try:
+        report = learn_session(ctx, session_id)
+    except Exception as exc:  # lessons must never cost a capture
+        log(f"lessons: not learned: {type(exc).__name__}: {exc}")
+        return
+    if report.added or report.confirmed or report.superseded:
+        log(f"lessons: {report}")
+    judge_after_capture(ctx, session_id, log)
+    try:
+        evolved = evolve(ctx)
+        if evolved.drafted or evolved.pruned:
+            log(f"lessons: {evolved}")
+    except Exception as exc:
+        log(f"lessons: evolution failed: {type(exc).__name__}: {exc}")
+    if write is not None:
+        try:
+            if publish(ctx, write):
+                log("lessons: rules file rewritten")
+        except Exception as exc:
+            log(f"lessons: rules file not written: {type(exc).__name__}: {exc}")
+
+
+def publish(ctx: Context, write: Callable[[str], bool]) -> bool:
+    """Write the always-loaded lessons (T0 then T1, ~1,000 tokens); True when it changed."""
+    store = ctx.store("project")
+    if store is None:
+        return False
+    return write(rules_file(list(store.iter_lessons(("active",), tiers=("T0", "T1")))))
+
+
+# ----------------------------------------------------------------- recall
+
+
+@dataclass(frozen=True)
+class RecalledLesson:
+    lesson: Lesson
+    score: float
+    similarity: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"score": round(self.score, 4), "similarity": round(self.similarity, 4),
+                "lesson": self.lesson.to_dict()}  # fmt: skip
+
+
+def recall_lessons(
+    ctx: Context,
+    query: str,
+    *,
+    scope: str = "lessons",
+    limit: int = 10,
+    count_access: bool = True,
+    similarities: dict[str, float] | None = None,
+) -> list[RecalledLesson]:
+    """The lessons of ``scope`` (``lessons``, ``scars``, ``victories``) best matching
+    ``query``: over-fetched by meaning (``similarities``: lesson id → cosine, when the caller
+    has them) and words, then re-ranked by similarity × (1 + importance/10) × exp(−age/365).
+    Every lesson served has its recall counter bumped (the anti-forgetting bump)."""
+    kinds = SCOPES_OF_RECALL[scope]
+    store = ctx.store("project")
+    if store is None:
+        return []
+    hits = store.search_lessons(query, limit * OVER_FETCH)
+    best = max((score for *_, score in hits), default=0.0) or 1.0
+    by_id: dict[str, tuple[Lesson, float]] = {}
+    for _, lesson, score in hits:
+        by_id[lesson.id] = (lesson, score / best)
+    for lesson_id, cosine in (similarities or {}).items():
+        found = store.get_lesson(lesson_id)
+        if found is not None:
+            by_id[lesson_id] = (found, max(cosine, by_id.get(lesson_id, (found, 0.0))[1]))
+    now = datetime.now(UTC)
+    ranked = sorted(
+        (
+            RecalledLesson(lesson, recall_score(similarity, lesson, now), similarity)
+            for lesson, similarity in by_id.values()
+            if lesson.kind in kinds and lesson.status in ("active", "superseded")
+        ),
+        key=lambda r: (-r.score, r.lesson.id),
+    )[:limit]
+    if count_access and ranked:
+        when = utc_now()
+        for r in ranked:
+            bumped = r.lesson.with_changes(
+                recalled=r.lesson.recalled + 1, last_recalled_at=when, updated_at=when
+            )
+            store.update_lesson(bumped, "recalled")
+    return ranked
+
+
+# ----------------------------------------------------------------- evolution
+
+
+PRINCIPLE_SCHEMA = {
+    "type": "object",
+    "properties": {"principle": {"type": "string"}},
+    "required": ["principle"],
+}
+
+
+@dataclass
+class EvolveReport:
+    drafted: list[Lesson] = field(default_factory=list)
+    pruned: list[Lesson] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        return f"{len(self.drafted)} principles drafted, {len(self.pruned)} raw lessons pruned"
+
+
+def evolve(ctx: Context, *, model: bool = False, now: datetime | None = None) -> EvolveReport:
+    """Draft a T0 principle for each cluster of similar T1 lessons (pending a person's yes:
+    ``review``), by the model when ``model`` and one is configured, else from the cluster; and
+    prune raw lessons nothing ever used past their 30 days."""
+    from cortexmem.core.lessons.evolve import RAW_TTL_DAYS, clusters, draft_principle, expired
+    from cortexmem.core.lessons.score import days_between
+
+    store = ctx.writable("project")
+    report = EvolveReport()
+    behavioural = list(store.iter_lessons(("active",), tiers=("T1",)))
+    edges = store.lesson_edges(x.id for x in behavioural)
+    generalised = {target for _, target, kind in edges if kind == "generalizes"}
+    candidates = [x for x in behavioural if x.id not in generalised]
+    for group in clusters(candidates):
+        text = _model_principle(ctx, group) if model else None
+        principle, added = store.add_lesson(draft_principle(group, text), "drafted",
+                                            f"from {len(group)} lessons")  # fmt: skip
+        if added:
+            for member in group:
+                store.add_lesson_edge(principle.id, member.id, "generalizes")
+            report.drafted.append(principle)
+    moment = now or datetime.now(UTC)
+    cutoff = format_time(moment - timedelta(days=RAW_TTL_DAYS))
+    for x in store.iter_lessons(("active",), tiers=("T3",), learned_before=cutoff):
+        if expired(x, days_between(x.created_at, moment)):
+            store.update_lesson(x.with_changes(status="archived"), "pruned", "raw, never used")
+            report.pruned.append(x)
+    return report
+
+
+def _model_principle(ctx: Context, group: list[Lesson]) -> str | None:
+    """The model's principle for ``group`` ("when X class of failure appears, do Y because
+    Z"), or None (no model, or it failed: the offline draft is used)."""
+    from cortexmem.services.models import ask
+
+    mission = (
+        "These lessons were learned from separate coding sessions. Write ONE principle that "
+        "generalises them, in the form: when <class of failure> appears, do <what> because "
+        "<why>. At most 40 words.\n\n" + "\n".join(f"- {x.text[:300]}" for x in group)
+    )
+    try:
+        answer = ask(ctx, mission, use="distill", schema=PRINCIPLE_SCHEMA)
+    except Exception:  # no model, over budget, provider down: the offline draft
+        return None
+    text = (answer.data or {}).get("principle")
+    return text.strip() if isinstance(text, str) and text.strip() else None
+
+
+def pending(ctx: Context) -> list[Lesson]:
+    """Principles drafted and waiting for a person's yes or no."""
+    store = ctx.store("project")
+    return [] if store is None else list(store.iter_lessons(("pending",)))
+
+
+def review(ctx: Context, lesson_id: str, approve: bool) -> tuple[Lesson, list[Lesson]]:
+    """A person's answer on a drafted principle: approved, it becomes active and retires the
+    lessons it generalises (memory shrinks as capability grows); refused, it is archived."""
+    from cortexmem.core.lessons.evolve import retired_by_principle
+    from cortexmem.errors import CortexError, NotFound
+
+    store = ctx.writable("project")
+    principle = store.get_lesson(lesson_id)
+    if principle is None:
+        raise NotFound(f"no lesson {lesson_id}")
+    if principle.status != "pending":
+        raise CortexError(f"lesson {principle.id} is {principle.status}, not waiting for review")
+    if not approve:
+        store.update_lesson(principle.with_changes(status="archived"), "refused", "by a person")
+        return principle.with_changes(status="archived"), []
+    active = principle.with_changes(status="active", updated_at=utc_now())
+    store.update_lesson(active, "approved", "by a person")
+    retired = []
+    for source, target, kind in store.lesson_edges([principle.id]):
+        if source == principle.id and kind == "generalizes":
+            member = store.get_lesson(target)
+            if member is not None and member.status == "active":
+                store.update_lesson(retired_by_principle(member, principle.id), "retired",
+                                    f"generalised by principle {principle.id}")  # fmt: skip
+                retired.append(member)
+    return active, retired
+
+
+def timeline(ctx: Context, lesson_id: str) -> list[dict[str, str]]:
+    """How a piece of knowledge evolved: the history of the lesson and of the lessons linked
+    to it (what it supersedes or is superseded by, generalises or is generalised by), in time
+    order."""
+    from cortexmem.errors import NotFound
+
+    store = ctx.require("project")
+    lesson = store.get_lesson(lesson_id)
+    if lesson is None:
+        raise NotFound(f"no lesson {lesson_id}")
+    linked = {lesson.id: "this lesson"}
+    for source, target, kind in store.lesson_edges([lesson.id]):
+        other = target if source == lesson.id else source
+        linked[other] = f"{kind} (this → it)" if source == lesson.id else f"{kind} (it → this)"
+    if lesson.superseded_by:
+        linked.setdefault(lesson.superseded_by, "supersedes this")
+    rows = []
+    for other, relation in linked.items():
+        for at, what, detail in store.lesson_history(other):
+            rows.append({"at": at, "lesson": other, "relation": relation, "what": what,
+                         "detail": detail})  # fmt: skip
+    return sorted(rows, key=lambda r: (r["at"], r["lesson"]))

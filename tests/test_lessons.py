@@ -1,0 +1,445 @@
+"""Lessons: where they come from, the warning gates and scores, the judge, evolution.
+
+Pure functions are tested on plain records; the services on real SQLite files and on
+transcripts in Claude Code's real format (and on the real transcripts in ``shared/data`` when
+they are there).
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from cortexmem.core.lessons import build, evolve, judge, render, score
+from cortexmem.core.lessons.facts import Action, language_of, program_of
+from cortexmem.hosts.claude_code.pretool import action_fields
+from cortexmem.hosts.claude_code.readonly import is_read_only, is_read_only_command
+from cortexmem.model import Event, Lesson, Provenance, Trigger, format_time
+from cortexmem.services import warn as warn_service
+
+from conftest import SHARED_DATA
+
+TRANSCRIPTS = SHARED_DATA / "transcripts"
+NOW = datetime(2026, 3, 1, tzinfo=UTC)
+
+
+def ago(days: float) -> str:
+    return format_time(NOW - timedelta(days=days))
+
+
+def event(kind: str, content: str, session: str = "s1", **payload: object) -> Event:
+    return Event(kind=kind, content=content, payload=dict(payload),
+                 provenance=Provenance(session_id=session), created_at=ago(1))  # fmt: skip
+
+
+def fixed(
+    session: str = "s1",
+    files: tuple[str, ...] = ("src/cache.py",),
+    said: str = "`uv run pytest -q` failed and passed",
+    **extra: object,
+) -> Event:
+    """An ``error_resolved`` event as the structural layer writes it."""
+    payload: dict[str, object] = {
+        "call": "shell", "tool": "Bash", "target": "uv run pytest -q", "passed": "uv run pytest -q",
+        "error": "1 failed, 26 passed in 1.48s", "files": list(files), "layer": "structural",
+    }  # fmt: skip
+    payload.update(extra)
+    return event("error_resolved", said, session, **payload)
+
+
+# ----------------------------------------------------------------- facts and layer 1
+
+
+@pytest.mark.parametrize(
+    ("command", "program"),
+    [
+        ("FOO=1 uv run pytest -q", "pytest"),
+        ("python -m pytest tests", "pytest"),
+        ("git stash pop", "git stash"),
+        ("npm install --save x", "npm install"),
+        ("cd app && make build", "make build"),
+        ("npm run build -- --prod", "npm run build"),
+        ("mise run lint 2>&1 | head", "mise run lint"),
+        ("sudo docker compose up", "docker compose"),
+        ("", None),
+    ],
+)
+def test_the_program_a_command_runs(command: str, program: str | None):
+    assert program_of(command) == program
+
+
+def test_languages_come_from_suffixes_then_programs():
+    assert language_of("src/app.ts") == "typescript"
+    assert language_of("Startup.cs") == "csharp"
+    assert language_of(command="cargo test") == "rust"
+    assert language_of("README") is None
+
+
+@pytest.mark.parametrize(
+    ("command", "read_only"),
+    [
+        ("ls -la", True),
+        ("git log --oneline | head -5", True),
+        ("cat a.txt && grep -n x b.txt", True),
+        ("git status; git diff HEAD", True),
+        ("find . -name '*.py'", True),
+        ("git push", False),
+        ("ls && rm -rf build", False),
+        ("cat a > b", False),
+        ("echo hi 2>/dev/null", True),
+        ("sed -i s/a/b/ f", False),
+        ("find . -delete", False),
+        ("echo $(rm x)", False),
+        ("uv run pytest -q", False),
+        ("npm install", False),
+        ("", False),
+    ],
+)
+def test_layer_1_skips_a_shell_command_only_when_every_part_is_read_only(
+    command: str, read_only: bool
+):
+    assert is_read_only_command(command) is read_only
+
+
+def test_layer_1_read_only_tools_and_mutating_ones():
+    assert is_read_only("Read", {"file_path": "a.py"})
+    assert is_read_only("Grep", {"pattern": "x"})
+    assert is_read_only("Bash", {"command": "git log"})
+    assert not is_read_only("Edit", {"file_path": "a.py"})
+    assert not is_read_only("Bash", {"command": "git commit -m x"})
+    assert not is_read_only("mcp__db__query", {})
+
+
+# ----------------------------------------------------------------- where lessons come from
+
+
+def test_a_failure_and_its_fix_is_a_lesson_only_when_files_changed_between_the_runs():
+    cause = "the cache key ignored the version"
+    (lesson,) = build.lessons_from_events([fixed(cause=cause)])
+    assert lesson.kind == "failure"
+    assert lesson.text.startswith("When `uv run pytest -q` fails with “1 failed")
+    assert "src/cache.py" in lesson.text and cause in lesson.text
+    assert lesson.trigger.program == "pytest" and lesson.trigger.language == "python"
+    assert lesson.importance == build.IMPORTANCE["fix_with_cause"]
+    assert build.lessons_from_events([fixed(files=())]) == []  # passed when run again
+
+
+def test_an_edit_that_only_succeeded_when_retried_teaches_nothing():
+    retried = event("error_resolved", "Edit a.py failed", call="edit", tool="Edit",
+                    target="a.py", error="String to replace not found", files=["a.py"])  # fmt: skip
+    assert build.lessons_from_events([retried]) == []
+
+
+def test_a_retry_loop_is_a_lesson_from_three_failures():
+    failed = [
+        event(
+            "error",
+            "`make deploy` failed: timeout",
+            call="shell",
+            tool="Bash",
+            target="make deploy",
+        )
+        for _ in range(build.RETRY_LOOP)
+    ]
+    assert build.lessons_from_events(failed[:-1]) == []
+    (lesson,) = build.lessons_from_events(failed)
+    assert "3 times in a row" in lesson.text and lesson.trigger.program == "make deploy"
+
+
+def test_a_refusal_is_a_lesson_only_with_the_reason_the_person_gave():
+    refused = event("refused", "The person refused `git stash`", call="shell", tool="Bash")
+    reason = event("prompt", "do not stash anything, read the files you need", speaker="user")
+    assert build.lessons_from_events([refused]) == []
+    lessons = build.lessons_from_events([refused, reason])
+    (lesson,) = [x for x in lessons if x.source == "structural"]
+    assert lesson.kind == "correction" and lesson.trigger.program == "git stash"
+    assert "do not stash anything" in lesson.text
+
+
+def test_corrections_and_flagged_gotchas():
+    said = event("preference", "don't use the global pip, use uv", speaker="user", layer="keyword")
+    liked = event("preference", "always nice to see tests", speaker="user", layer="keyword")
+    gotcha = event("gotcha", "vite.config.ts must list the worker entry", layer="tag")
+    heard = event("gotcha", "watch out for that", layer="keyword")
+    lessons = build.lessons_from_events([said, liked, gotcha, heard])
+    kinds = sorted((x.kind, x.source) for x in lessons)
+    assert kinds == [("correction", "keyword"), ("correction", "keyword"), ("failure", "tag")]
+    (tagged,) = [x for x in lessons if x.source == "tag"]
+    assert tagged.trigger.file_kinds == (".ts",) and tagged.trigger.language == "typescript"
+
+
+def test_the_same_lesson_twice_is_one_lesson_confirmed_once_per_new_session():
+    first = build.lessons_from_events([fixed("s1")])[0]
+    again = build.lessons_from_events([fixed("s1")])[0]
+    assert build.confirm(first, again) is None  # the same events: nothing new
+    more = build.lessons_from_events([fixed("s1", said="failed again, fixed again")])[0]
+    merged = build.confirm(first, more)
+    assert merged is not None and merged.confirmed == 1  # one session confirms nothing alone
+    other = build.lessons_from_events([fixed("s2")])[0]
+    assert other.key == first.key
+    merged = build.confirm(first, other)
+    assert merged is not None and merged.confirmed == 2 and merged.sessions == ("s1", "s2")
+
+
+# ----------------------------------------------------------------- scores and gates
+
+
+def lesson(**kw: object) -> Lesson:
+    base: dict[str, object] = {
+        "text": "When `uv run pytest -q` fails with “1 failed”, look at tests/test_cache.py",
+        "trigger": Trigger(program="pytest", language="python", file_kinds=(".py",)),
+        "importance": 5, "created_at": ago(0), "updated_at": ago(0), "last_confirmed_at": ago(0),
+    }  # fmt: skip
+    base.update(kw)
+    return Lesson(**base)  # type: ignore[arg-type]
+
+
+def test_the_recall_re_rank_is_similarity_times_importance_times_recency():
+    fresh = lesson(importance=10)
+    year_old = lesson(importance=0, last_confirmed_at=ago(365))
+    assert score.recall_score(0.8, fresh, NOW) == pytest.approx(0.8 * 2.0)
+    assert score.recall_score(0.8, year_old, NOW) == pytest.approx(0.8 * math.exp(-1))
+    superseded = lesson(importance=10, status="superseded")
+    assert score.recall_score(0.8, superseded, NOW) < score.recall_score(0.8, fresh, NOW)
+
+
+def test_confidence_follows_the_judge_and_ages_toward_neutral():
+    assert score.confidence(lesson(), NOW) == 0.5
+    trusted = lesson(followed=8)
+    assert score.confidence(trusted, NOW) == pytest.approx(0.9)
+    old = lesson(followed=8, last_confirmed_at=ago(900), updated_at=ago(900))
+    assert 0.5 < score.confidence(old, NOW) < 0.51
+    assert score.confidence(lesson(ignored=8), NOW) == pytest.approx(0.1)
+
+
+def test_hit_frequency_grows_slowly_with_confirmations():
+    assert score.frequency(lesson()) == 1.0
+    assert 1.0 < score.frequency(lesson(confirmed=3)) < score.frequency(lesson(confirmed=9)) < 2
+
+
+PYTEST = Action("Bash", "shell", command="uv run pytest -q tests/test_cache.py")
+
+
+@pytest.mark.parametrize(
+    ("changes", "action", "stopped"),
+    [
+        ({}, PYTEST, None),
+        ({"status": "archived"}, PYTEST, "status archived"),
+        ({"kind": "victory"}, PYTEST, "a victory does not warn"),
+        ({}, Action("Edit", "edit", path="src/app.ts"), "language gate"),
+        ({"trigger": Trigger(language="typescript"), "text": "Keep barrel exports sorted"},
+         Action("Edit", "edit", path="a.tsx"), None),
+        ({"trigger": Trigger(language="csharp"), "text": "Scope the DbContext"},
+         Action("Edit", "edit", path="Startup.cs"), None),
+        ({"trigger": Trigger(program="pytest", command="pytest tests/test_cache.py")},
+         Action("Bash", "shell", command="pytest tests/test_users.py"), "other files"),
+        ({"trigger": Trigger(program="pytest", command="pytest tests/test_cache.py")},
+         Action("Bash", "shell", command="pytest -q"), "other files"),
+        ({"trigger": Trigger(program="pytest", command="pytest tests/test_cache.py")},
+         Action("Bash", "shell", command="pytest -q tests/test_cache.py::test_key"), None),
+        ({"trigger": Trigger(program="mise run lint"), "text": "When lint fails, run fmt"},
+         Action("Bash", "shell", command="mise run fmt && mise run lint 2>&1 | head"), None),
+        ({"trigger": Trigger(program="mise run lint"), "text": "When lint fails, run fmt"},
+         Action("Bash", "shell", command="mise run fmt"), "about `mise run lint`"),
+        ({"trigger": Trigger(tool="Edit", file_kinds=(".go",)),
+          "text": "Do not run Edit cmd/reset.go unasked"},
+         Action("Bash", "shell", command="go test ./..."), "not this command"),
+        ({"trigger": Trigger(tool="Edit", file_kinds=(".go",)),
+          "text": "Do not run Edit cmd/reset.go unasked"},
+         Action("Edit", "edit", path="/repo/cmd/status.go"), "about other files"),
+        ({"trigger": Trigger(tool="Edit", file_kinds=(".go",)),
+          "text": "Do not run Edit cmd/reset.go unasked"},
+         Action("Edit", "edit", path="/repo/cmd/reset.go"), None),
+        ({"lang_exclude": ("python",)}, PYTEST, "excluded for python"),
+        ({"project_exclude": ("shop",)}, PYTEST, "excluded for this project"),
+        ({}, Action("Bash", "shell", command="uv run mypy"), "about `pytest`"),
+        ({"trigger": Trigger(file_kinds=(".sql",))}, Action("Edit", "edit", path="a.md"),
+         "about .sql files"),
+        ({"noise": (("wrong_task", 3),)}, PYTEST, "noise"),
+        ({"text": "When `pytest` fails with “1 failed”, the fix was a change to src/cache.py"},
+         Action("Bash", "shell", command="uv run pytest -q"), "files its fix changed"),
+        ({"text": "When `pytest` fails with “1 failed”, the fix was a change to src/cache.py"},
+         Action("Edit", "edit", path="/repo/src/cache.py"), None),
+        ({"trigger": Trigger(framework="django")},
+         Action("Edit", "edit", path="app.py", text="from flask import Flask"), "framework gate"),
+    ],
+)  # fmt: skip
+def test_the_gates(changes: dict, action: Action, stopped: str | None):
+    found = score.gate(lesson(**changes), action, project="shop")
+    assert (found is None) if stopped is None else (found is not None and stopped in found)
+
+
+def test_the_warning_score_weighs_every_factor():
+    base = score.warn_score(lesson(), 0.9, PYTEST, NOW)
+    assert base > score.WARN_THRESHOLD
+    assert score.warn_score(lesson(), 0.2, PYTEST, NOW) == 0.0  # below the similarity floor
+    assert score.warn_score(lesson(importance=10), 0.9, PYTEST, NOW) > base
+    assert score.warn_score(lesson(last_confirmed_at=ago(400)), 0.9, PYTEST, NOW) < base
+    assert score.warn_score(lesson(status="superseded"), 0.9, PYTEST, NOW) < base
+    assert score.warn_score(lesson(noise=(("wrong_task", 1),)), 0.9, PYTEST, NOW) < base
+    other_domain = lesson(trigger=Trigger(program="pytest", domain="auth"))
+    cache = Action("Bash", "shell", command="pytest tests/test_cache_db.py")
+    assert score.warn_score(other_domain, 0.9, cache, NOW) < score.warn_score(
+        lesson(), 0.9, cache, NOW
+    )
+
+
+def test_dedup_and_the_budget_of_eight_a_session():
+    scored = [
+        score.Scored(lesson(text=f"lesson {i}"), 0.9, 1.0 - i / 100, "score") for i in range(4)
+    ]
+    chosen, held = score.select(scored, shown=set(), shown_count=0)
+    assert len(chosen) == score.PER_CALL
+    chosen, held = score.select(scored, shown={scored[0].lesson.id}, shown_count=1)
+    assert scored[0].lesson.id not in {s.lesson.id for s in chosen}
+    assert "already shown" in held[0].why
+    chosen, held = score.select(scored, shown=set(), shown_count=score.BUDGET - 1)
+    assert len(chosen) == 1
+    chosen, _ = score.select(scored, shown=set(), shown_count=score.BUDGET)
+    assert chosen == []
+
+
+def test_the_warning_names_the_lesson_and_its_tier():
+    shown = lesson(id="ls-01m859xg8p-a1b2c3d4", tier="T2")
+    line = render.warning_line(shown)
+    assert line.startswith("⚠ Last time: when `uv run pytest -q` fails")
+    assert line.endswith("[lesson a1b2c3d4 · T2]")
+
+
+def test_the_model_answer_is_read_or_fails_open():
+    assert render.relevant_numbers("1", 3) == {1}
+    assert render.relevant_numbers("1, 3", 3) == {1, 3}
+    assert render.relevant_numbers("0", 3) == set()
+    assert render.relevant_numbers("none of them", 3) is None
+    question = render.relevance_question(PYTEST, [lesson(), lesson(text="x")])
+    assert question.startswith("ACTION: Bash: uv run pytest") and "\n2. x\n" in question
+    assert len(question.split()) < 200
+
+
+# ----------------------------------------------------------------- the judge
+
+
+def real_action(tool: str, tool_input: dict) -> Action:
+    return warn_service.action_of(action_fields(tool, tool_input))
+
+
+def test_the_judge_on_real_tool_call_shapes():
+    pytest_call = real_action("Bash", {"command": "uv run pytest -q", "description": "Run tests"})
+    failure = lesson()
+    assert judge.judge(failure, pytest_call, ok=True).verdict == "FOLLOWED"
+    again = judge.judge(failure, pytest_call, ok=False, errors=["1 failed, 3 passed in 0.2s"])
+    assert again.verdict == "IGNORED"
+    assert judge.judge(failure, pytest_call, ok=False, errors=["SyntaxError"]).verdict == "UNCLEAR"
+    assert judge.judge(failure, pytest_call, ok=None).verdict == "UNCLEAR"
+    edit = real_action("Edit", {"file_path": "/repo/src/app.ts", "old_string": "a",
+                                "new_string": "b"})  # fmt: skip
+    assert judge.judge(failure, edit, ok=True) == judge.Verdict("IRRELEVANT", "wrong_language")
+    stash = lesson(kind="correction", text="Do not run `git stash` unasked",
+                   trigger=Trigger(program="git stash"))  # fmt: skip
+    assert judge.judge(stash, real_action("Bash", {"command": "git stash"}), ok=True).verdict == (
+        "IGNORED"
+    )
+    diff = real_action("Bash", {"command": "git diff > /tmp/x.patch"})
+    assert judge.judge(stash, diff, ok=True).verdict == "FOLLOWED"
+
+
+def test_action_fields_from_real_payloads():
+    edits = [{"old_string": "x", "new_string": "y = 1"}]
+    multi = action_fields("MultiEdit", {"file_path": "/r/a.py", "edits": edits})
+    assert multi == {"tool": "MultiEdit", "kind": "edit", "command": "", "path": "/r/a.py",
+                     "text": "y = 1"}  # fmt: skip
+    write = action_fields("Write", {"file_path": "/r/b.ts", "content": "export {}"})
+    assert write["kind"] == "write" and write["text"] == "export {}"
+
+
+# ----------------------------------------------------------------- evolution
+
+
+def test_shown_once_a_raw_lesson_is_kept():
+    assert evolve.after_shown(lesson()).tier == "T2"
+    assert evolve.after_shown(lesson(tier="T1")).tier == "T1"
+
+
+def test_three_follows_promote_to_behavioural():
+    x = lesson(tier="T2")
+    for _ in range(evolve.PROMOTE_AFTER - 1):
+        x, _ = evolve.verdict_applied(x, "FOLLOWED")
+        assert x.tier == "T2"
+    x, note = evolve.verdict_applied(x, "FOLLOWED")
+    assert x.tier == "T1" and "promoted" in note
+
+
+def test_a_persons_feedback_counts_twice():
+    x, _ = evolve.verdict_applied(lesson(tier="T2"), "FOLLOWED", weight=2)
+    x, _ = evolve.verdict_applied(x, "FOLLOWED", weight=2)
+    assert x.tier == "T1"
+
+
+def test_three_ignored_archive_a_lesson_and_demote_a_behavioural_one():
+    x = lesson(tier="T2")
+    for _ in range(evolve.DEMOTE_AFTER):
+        x, note = evolve.verdict_applied(x, "IGNORED")
+    assert x.status == "archived" and "archived" in note
+    y = lesson(tier="T1")
+    for _ in range(evolve.DEMOTE_AFTER):
+        y, _ = evolve.verdict_applied(y, "IRRELEVANT", "wrong_task")
+    assert y.tier == "T2" and y.status == "active" and y.noise_count("wrong_task") == 3
+
+
+def test_noise_reasons_narrow_the_scope():
+    x, _ = evolve.verdict_applied(lesson(), "IRRELEVANT", "wrong_language", language="go")
+    assert x.lang_exclude == ("go",) and x.status == "active"
+    x, _ = evolve.verdict_applied(x, "IRRELEVANT", "wrong_repo", project="shop")
+    assert x.project_exclude == ("shop",)
+    y = lesson()
+    for _ in range(evolve.DEMOTE_AFTER):
+        y, note = evolve.verdict_applied(y, "IRRELEVANT", "stale_rule")
+    assert y.status == "superseded" and "stale" in note
+
+
+def test_a_cluster_of_behavioural_lessons_drafts_a_pending_principle():
+    group = [
+        lesson(
+            tier="T1",
+            text=f"When `uv run pytest -q` fails on the cache of {name}, clear the cache key",
+        )
+        for name in ("users", "orders", "items")
+    ]
+    unrelated = lesson(tier="T1", text="Do not force push to main", trigger=Trigger())
+    (cluster,) = evolve.clusters([*group, unrelated])
+    assert {x.id for x in cluster} == {x.id for x in group}
+    principle = evolve.draft_principle(cluster)
+    assert principle.tier == "T0" and principle.status == "pending"
+    assert principle.trigger.program == "pytest" and principle.confirmed == 3
+    retired = evolve.retired_by_principle(group[0], principle.id)
+    assert retired.status == "superseded" and retired.superseded_by == principle.id
+
+
+def test_a_newer_confirmed_contradiction_supersedes_the_older_lesson():
+    older = lesson(kind="correction", text="Use the singleton HttpClient for the api client",
+                   created_at=ago(60), trigger=Trigger())  # fmt: skip
+    newer = lesson(kind="correction", text="Do not use the singleton HttpClient for the api client",
+                   confirmed=2, trigger=Trigger())  # fmt: skip
+    assert evolve.contradicts(newer, older)
+    assert not evolve.contradicts(newer.with_changes(confirmed=1), older)
+    assert not evolve.contradicts(older, newer)
+    superseded, edge = evolve.supersede(older, newer)
+    assert superseded.status == "superseded" and superseded.superseded_by == newer.id
+    assert edge == "supersedes"
+
+
+def test_the_rules_file_puts_principles_first_within_its_budget():
+    rules = render.rules_file([
+        lesson(tier="T1", text="behavioural one", importance=9),
+        lesson(tier="T0", text="a principle"),
+        lesson(tier="T2", text="not always loaded"),
+        *[lesson(tier="T1", text="long " * 200) for _ in range(10)],
+    ])  # fmt: skip
+    assert rules.index("a principle") < rules.index("behavioural one")
+    assert "not always loaded" not in rules
+    from cortexmem.core.tokens import estimate_tokens
+
+    assert estimate_tokens(rules) <= render.RULES_BUDGET
+    assert render.rules_file([lesson()]) == ""

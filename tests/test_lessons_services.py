@@ -1,0 +1,394 @@
+"""Lessons end to end on real SQLite files: learned after a capture of a transcript in Claude
+Code's format (and of the real transcripts), warned about before a tool call through the hook,
+judged at Stop, fed back, evolved, written to the rules file, and the model filter failing open
+against a slow local server that speaks a provider's real API."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from cortexmem.core.lessons.facts import Action
+from cortexmem.hosts.claude_code.reader import READER
+from cortexmem.hosts.claude_code.rules import LESSONS_FILE, lessons_writer
+from cortexmem.model import Lesson, Observation, Trigger, utc_now
+from cortexmem.services import judge as judge_service
+from cortexmem.services import lessons as lesson_service
+from cortexmem.services import warn as warn_service
+from cortexmem.services.context import Context
+from cortexmem.services.ingest import ingest
+from cortexmem.services.session import after_capture
+from model_servers import ProviderServer, Reply
+
+from conftest import SHARED_DATA
+
+TRANSCRIPTS = SHARED_DATA / "transcripts"
+HOOK = [sys.executable, "-c", "from cortexmem.hosts.claude_code.hook import run; run()"]
+SESSION = "5e231473-1e70-45c5-9c18-6510ac844c99"
+
+
+def record(i: int, role: str, content: list, cwd: Path, session: str = SESSION, **extra) -> str:
+    return json.dumps(
+        {"type": role, "uuid": f"u-{session[:4]}-{i}", "sessionId": session, "cwd": str(cwd),
+         "gitBranch": "main", "version": "2.1.29",
+         "timestamp": f"2026-02-02T10:{i // 60 % 60:02d}:{i % 60:02d}.000Z",
+         "message": {"role": role, "content": content}, **extra}
+    )  # fmt: skip
+
+
+def use(i: int, name: str, tool_input: dict, cwd: Path, session: str = SESSION) -> str:
+    block = {"type": "tool_use", "id": f"toolu_01{session[:4]}{i:04d}", "name": name,
+             "input": tool_input}  # fmt: skip
+    return record(i, "assistant", [block], cwd, session)
+
+
+def result(i: int, call: int, text: str, cwd: Path, error: bool = False, session=SESSION) -> str:
+    block = {"type": "tool_result", "tool_use_id": f"toolu_01{session[:4]}{call:04d}",
+             "content": text, "is_error": error}  # fmt: skip
+    return record(i, "user", [block], cwd, session)
+
+
+def say(i: int, role: str, text: str, cwd: Path, session: str = SESSION) -> str:
+    return record(i, role, [{"type": "text", "text": text}], cwd, session)
+
+
+REFUSAL = (
+    "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it "
+    "was a file edit, the new_string was NOT written to the file). STOP what you are doing and "
+    "wait for the user to tell you how to proceed."
+)
+
+
+def session_lines(repo: Path, session: str = SESSION) -> list[str]:
+    """A failing test run, the diagnosis, the fix, the passing run, a refused stash and why."""
+    return [
+        say(1, "user", "fix the cache tests please", repo, session),
+        use(
+            2,
+            "Bash",
+            {"command": "uv run pytest -q", "description": "Run the tests"},
+            repo,
+            session,
+        ),
+        result(
+            3,
+            2,
+            "FAILED tests/test_cache.py::test_key - AssertionError\n1 failed, 3 passed in 0.21s",
+            repo,
+            error=True,
+            session=session,
+        ),
+        say(4, "assistant", "The issue is that the cache key ignores the version.", repo, session),
+        use(
+            5,
+            "Edit",
+            {
+                "file_path": str(repo / "src/cache.py"),
+                "old_string": "key = name",
+                "new_string": "key = (name, version)",
+            },
+            repo,
+            session,
+        ),
+        result(6, 5, "The file src/cache.py has been updated.", repo, session=session),
+        use(7, "Bash", {"command": "uv run pytest -q"}, repo, session),
+        result(8, 7, "4 passed in 0.20s", repo, session=session),
+        use(9, "Bash", {"command": "git stash"}, repo, session),
+        result(10, 9, REFUSAL, repo, error=True, session=session),
+        say(11, "user", "do not stash anything, read the files you need", repo, session),
+    ]
+
+
+def capture(ctx: Context, repo: Path, lines: list[str], session: str = SESSION) -> Path:
+    transcript = repo.parent / f"{session}.jsonl"
+    transcript.write_text("".join(x + "\n" for x in lines))
+    after_capture(ctx, label="Stop", transcript=transcript, session_id=session, reader=READER,
+                  deadline=time.monotonic() + 30, log=lambda _: None, full=True,
+                  write_lessons=lessons_writer(ctx.paths))  # fmt: skip
+    return transcript
+
+
+def test_lessons_are_learned_after_a_capture_and_learning_again_changes_nothing(
+    ctx: Context, repo: Path
+):
+    capture(ctx, repo, session_lines(repo))
+    store = ctx.require("project")
+    lessons = {x.kind: x for x in store.iter_lessons()}
+    fix, refusal = lessons["failure"], lessons["correction"]
+    assert fix.trigger.program == "pytest" and "src/cache.py" in fix.text
+    assert "cache key ignores the version" in fix.text
+    assert refusal.trigger.program == "git stash" and "do not stash anything" in refusal.text
+    assert store.search_lessons("stash", 5)[0][1].id == refusal.id  # searchable at once
+    before = list(store.iter_lessons(()))
+    assert not lesson_service.learn_session(ctx, SESSION).added
+    assert list(store.iter_lessons(())) == before
+    # the same lesson learned in another session: the same lesson, confirmed
+    capture(ctx, repo, session_lines(repo, "second-session"), "second-session")
+    again = store.get_lesson(fix.id)
+    assert again is not None and again.confirmed == 2 and again.sessions[1] == "second-session"
+    assert [h[1] for h in store.lesson_history(fix.id)][:2] == ["learned", "confirmed"]
+
+
+def test_lessons_from_the_real_transcripts(tmp_path: Path, repo: Path):
+    if not TRANSCRIPTS.is_dir():
+        pytest.skip(f"the real transcripts are not here ({TRANSCRIPTS})")
+    ingest([TRANSCRIPTS / "entireio-cli", TRANSCRIPTS / "claude-code-log-real_projects"],
+           reader=READER, into=repo)  # fmt: skip
+    with Context.for_cwd(repo) as ctx:
+        report = lesson_service.learn_all(ctx)
+        assert len(report.added) >= 10
+        kinds = {x.kind for x in report.added}
+        assert {"failure", "correction"} <= kinds
+        stash = [x for x in report.added if x.trigger.program == "git stash"]
+        assert stash and "do not stash" in stash[0].text
+        again = lesson_service.learn_all(ctx)
+        assert not again.added and not again.confirmed  # idempotent
+
+
+def stored(ctx: Context, n: int, **kw) -> list[Lesson]:
+    store = ctx.writable("project")
+    made = []
+    for i in range(n):
+        x = Lesson(text=f"When `uv run pytest -q` fails in module{i}, look at src/module{i}.py",
+                   trigger=Trigger(program="pytest", language="python"), importance=8,
+                   key=f"k{i}", **kw)  # fmt: skip
+        made.append(store.add_lesson(x)[0])
+    return made
+
+
+def test_warnings_respect_the_session_dedup_and_the_budget(ctx: Context):
+    stored(ctx, 12)
+    shown: list[str] = []
+    for call in range(10):
+        action = Action("Bash", "shell", command=f"uv run pytest -q src/module{call}.py")
+        found = warn_service.warn(ctx, action, session_id="s1", tool_use_id=f"t{call}")
+        shown += [x.id for x in found.shown]
+    assert len(shown) == 8 and len(set(shown)) == 8
+    store = ctx.require("project")
+    assert len(store.warnings_of_session("s1")) == 8
+    assert store.get_lesson(shown[0]).tier == "T2"  # kept past the raw tier once shown
+    again = Action("Bash", "shell", command="uv run pytest -q src/module1.py")
+    other = warn_service.warn(ctx, again, session_id="s2")
+    assert other.shown  # another session has its own budget
+    read_only_program = Action("Bash", "shell", command="uv run mypy src")
+    assert not warn_service.warn(ctx, read_only_program, session_id="s3").shown
+
+
+def test_the_hook_warns_before_a_mutating_call_and_skips_read_only_ones(ctx: Context, repo: Path):
+    stored(ctx, 1)
+    env = {"CLAUDE_PROJECT_DIR": str(repo), "CORTEX_SERVER_IDLE": "1"}
+
+    def pre(tool: str, tool_input: dict, call: str) -> subprocess.CompletedProcess:
+        payload = {"session_id": "hook-s", "hook_event_name": "PreToolUse", "cwd": str(repo),
+                   "tool_name": tool, "tool_input": tool_input, "tool_use_id": call,
+                   "transcript_path": str(repo / "t.jsonl")}  # fmt: skip
+        return subprocess.run([*HOOK, "PreToolUse"], input=json.dumps(payload).encode(),
+                              cwd=repo, capture_output=True, timeout=60,
+                              env={**__import__("os").environ, **env})  # fmt: skip
+
+    skipped = pre("Bash", {"command": "git log --oneline | head"}, "toolu_1")
+    assert skipped.returncode == 0 and skipped.stdout == b""
+    warned = pre("Bash", {"command": "uv run pytest -q src/module0.py"}, "toolu_2")
+    assert warned.returncode == 0
+    answer = json.loads(warned.stdout)["hookSpecificOutput"]
+    assert answer["hookEventName"] == "PreToolUse"
+    assert answer["additionalContext"].startswith("⚠ Last time: when `uv run pytest -q` fails")
+    assert "[lesson " in answer["additionalContext"]
+    again = pre("Bash", {"command": "uv run pytest -q src/module0.py"}, "toolu_3")
+    assert again.returncode == 0 and again.stdout == b""  # never twice in a session
+
+
+def test_the_judge_at_stop_and_a_persons_feedback_move_lessons(ctx: Context):
+    (x,) = stored(ctx, 1)
+    store = ctx.require("project")
+    action = Action("Bash", "shell", command="uv run pytest -q src/module0.py")
+    for n in range(3):
+        session = f"s{n}"
+        warn_service.warn(ctx, action, session_id=session, tool_use_id=f"toolu_{n}")
+        store.record_capture([], lambda _: [], None, observations=[
+            Observation(session_id=session, tool="Bash", ok=True, at=utc_now(),
+                        tool_use_id=f"toolu_{n}")])  # fmt: skip
+        report = judge_service.judge_session(ctx, session, model=False)
+        assert report.judged == 1
+    promoted = store.get_lesson(x.id)
+    assert promoted.followed == 3 and promoted.tier == "T1"
+    assert store.warnings_of_session("s0")[0].verdict == "FOLLOWED"
+    rules = lessons_writer(ctx.paths)
+    assert lesson_service.publish(ctx, rules)
+    text = (ctx.paths.root / LESSONS_FILE).read_text()
+    assert "module0" in text and "T1" in text
+    assert not lesson_service.publish(ctx, rules)  # unchanged: not rewritten
+    noise = judge_service.feedback(ctx, x.id[-8:], "noise", "wrong_repo")
+    assert noise.project_exclude == (ctx.paths.name,)
+    for _ in range(2):
+        judge_service.feedback(ctx, x.id, "ignored")
+    assert store.get_lesson(x.id).tier == "T2"  # demoted
+    assert lesson_service.publish(ctx, rules)
+    assert not (ctx.paths.root / LESSONS_FILE).exists()  # nothing always loaded any more
+
+
+def test_recall_scopes_re_rank_and_bump_the_counter(ctx: Context):
+    store = ctx.writable("project")
+    old = Lesson(text="When the cache test fails, clear the cache dir", importance=2,
+                 created_at="2024-01-01T00:00:00.000000Z",
+                 last_confirmed_at="2024-01-01T00:00:00.000000Z")  # fmt: skip
+    new = Lesson(text="When the cache test fails, bump the cache version", importance=9)
+    win = Lesson(text="What worked: the cache test passes with a fresh cache", kind="victory")
+    for x in (old, new, win):
+        store.add_lesson(x)
+    scars = lesson_service.recall_lessons(ctx, "cache test fails", scope="scars")
+    assert [r.lesson.id for r in scars] == [new.id, old.id]
+    assert [
+        r.lesson.id for r in lesson_service.recall_lessons(ctx, "cache", scope="victories")
+    ] == [win.id]
+    assert store.get_lesson(new.id).recalled == 1
+
+
+def test_layer_3_fails_open_after_3_seconds_against_a_slow_model(ctx: Context, cortex_home: Path):
+    stored(ctx, 2)
+    server = ProviderServer()
+    try:
+        server.script(Reply(text="2", delay=6.0))
+        cortex_home.mkdir(parents=True, exist_ok=True)
+        (cortex_home / "ai.yaml").write_text(
+            f"models:\n  classify:\n    provider: ollama\n    model: qwen2.5\n"
+            f"    base_url: {server.url}\n    timeout: 20\n"
+        )
+        action = Action("Bash", "shell", command="uv run pytest -q src/module0.py src/module1.py")
+        found = warn_service.warn(ctx, action, session_id="s", dry_run=True,
+                                  model_filter=warn_service.model_filter_for(ctx))  # fmt: skip
+        assert found.layer3 == "no answer: all pass (fail-open)"
+        assert len(found.shown) == 2
+        server.script(Reply(text="2"))
+        picked = warn_service.warn(ctx, action, session_id="s", dry_run=True,
+                                   model_filter=warn_service.model_filter_for(ctx))  # fmt: skip
+        assert picked.layer3 == "relevant: [2]" and len(picked.shown) == 1
+        assert "ACTION: Bash: uv run pytest" in json.dumps(server.requests[-1]["body"])
+    finally:
+        server.close()
+
+
+def test_what_the_heuristic_cannot_tell_is_judged_by_the_model_in_one_batch(
+    ctx: Context, cortex_home: Path
+):
+    (x,) = stored(ctx, 1)
+    server = ProviderServer()
+    try:
+        cortex_home.mkdir(parents=True, exist_ok=True)
+        (cortex_home / "ai.yaml").write_text(
+            f"models:\n  judge:\n    provider: ollama\n    model: qwen2.5\n"
+            f"    base_url: {server.url}\n    timeout: 10\n"
+        )
+        action = Action("Bash", "shell", command="uv run pytest -q src/module0.py")
+        warn_service.warn(ctx, action, session_id="s1", tool_use_id="toolu_9")
+        report = judge_service.judge_session(ctx, "s1")  # no outcome known: UNCLEAR
+        assert report.left_for_model == 1 and judge_service.due(ctx)
+        server.script(Reply(text='{"verdicts": [{"n": 1, "verdict": "FOLLOWED"}]}'))
+        assert judge_service.judge_with_model(ctx) == 1
+        assert ctx.require("project").get_lesson(x.id).followed == 1
+        assert not judge_service.due(ctx)
+        assert "WARNING: When `uv run pytest -q` fails" in json.dumps(server.requests[-1]["body"])
+    finally:
+        server.close()
+
+
+def test_a_principle_waits_for_review_then_retires_what_it_generalises(ctx: Context):
+    store = ctx.writable("project")
+    group = []
+    for name in ("users", "orders", "items"):
+        x = Lesson(text=f"When `uv run pytest -q` fails on the cache of {name}, clear the key",
+                   trigger=Trigger(program="pytest"), tier="T1")  # fmt: skip
+        group.append(store.add_lesson(x)[0])
+    report = lesson_service.evolve(ctx)
+    (principle,) = report.drafted
+    assert principle.status == "pending" and lesson_service.pending(ctx) == [principle]
+    assert lesson_service.evolve(ctx).drafted == []  # drafted once
+    active, retired = lesson_service.review(ctx, principle.id, approve=True)
+    assert active.status == "active" and {x.id for x in retired} == {x.id for x in group}
+    member = store.get_lesson(group[0].id)
+    assert member.status == "superseded" and member.superseded_by == principle.id
+    rows = lesson_service.timeline(ctx, group[0].id)
+    assert [r["what"] for r in rows if r["lesson"] == group[0].id] == ["learned", "retired"]
+    assert any(r["what"] == "approved" and r["lesson"] == principle.id for r in rows)
+    text = (lesson_service.publish(ctx, lessons_writer(ctx.paths)),
+            (ctx.paths.root / LESSONS_FILE).read_text())[1]  # fmt: skip
+    assert "[principle " in text and "cache of users" in text
+
+
+def test_only_raw_lessons_nothing_used_are_pruned_after_30_days(ctx: Context):
+    from datetime import UTC, datetime, timedelta
+
+    store = ctx.writable("project")
+    unused = store.add_lesson(Lesson(text="raw and never used"))[0]
+    recalled = store.add_lesson(Lesson(text="raw but recalled once", recalled=1))[0]
+    later = datetime.now(UTC) + timedelta(days=31)
+    assert lesson_service.evolve(ctx, now=datetime.now(UTC)).pruned == []
+    assert [x.id for x in lesson_service.evolve(ctx, now=later).pruned] == [unused.id]
+    assert store.get_lesson(recalled.id).status == "active"
+
+
+def test_the_cli(ctx: Context, repo: Path):
+    from conftest import cortex
+
+    (x,) = stored(ctx, 1)
+    ctx.close()
+    listed = cortex("lessons", cwd=repo)
+    assert listed.returncode == 0 and "module0" in listed.stdout
+    dry = cortex("warn", "--dry-run", "Bash uv run pytest -q src/module0.py", cwd=repo)
+    assert dry.returncode == 0, dry.stderr
+    assert "layer 1: mutating" in dry.stdout and "⚠ Last time" in dry.stdout
+    skipped = cortex("warn", "--dry-run", "Bash git log -3", cwd=repo)
+    assert "read-only" in skipped.stdout
+    fed = cortex("feedback", x.id[-8:], "followed", cwd=repo)
+    assert fed.returncode == 0 and "✓2" in fed.stdout
+    shown = cortex("lessons", "timeline", x.id, cwd=repo)
+    assert "followed" in shown.stdout
+    noise = cortex("feedback", x.id, "noise", cwd=repo)
+    assert noise.returncode != 0 and "--reason" in noise.stderr
+    assert cortex("lessons", "review", cwd=repo).stdout.startswith("No principle")
+
+
+def test_the_mcp_tools_look_lessons_up_for_an_action_and_take_feedback(ctx: Context):
+    from cortexmem.errors import CortexError
+    from cortexmem.services import mcp_tools
+
+    (x,) = stored(ctx, 1)
+    found = mcp_tools.lessons_for_action(ctx, "Bash", command="uv run pytest -q src/module0.py")
+    assert found["warnings"].startswith("⚠ Last time") and found["ids"] == [x.id]
+    assert found["lessons"][0]["lesson"]["id"] == x.id
+    assert not ctx.require("project").warnings_of_session("")  # a look-up records nothing
+    fed = mcp_tools.lesson_feedback(ctx, x.id, "noise", reason="wrong_language",
+                                    language="go")  # fmt: skip
+    assert fed["lang_exclude"] == ["go"]
+    with pytest.raises(CortexError):
+        mcp_tools.lesson_feedback(ctx, x.id, "noise")
+
+
+def test_the_recall_server_embeds_lessons_and_warns_by_meaning_too(ctx: Context, repo: Path):
+    from cortexmem.recall.server import RecallServer
+
+    (x,) = stored(ctx, 1)
+    ctx.close()
+    server = RecallServer(repo, idle=60)
+    try:
+        assert server.embed_lessons() == 1  # embedded within seconds of its making
+        request = {"op": "warn", "session_id": "srv", "tool_use_id": "toolu_1",
+                   "action": {"tool": "Bash", "kind": "shell",
+                              "command": "uv run pytest -q src/module0.py"}}  # fmt: skip
+        reply = server.handle(request)
+        assert reply["ok"] and reply["ids"] == [x.id]
+        edit = {"op": "warn", "session_id": "srv", "tool_use_id": "toolu_2",
+                "action": {"tool": "Edit", "kind": "edit", "path": "src/module0.py",
+                           "text": "def module0(): return 1"}}  # fmt: skip
+        by_meaning = server.handle(edit)["layer2"]
+        assert by_meaning and by_meaning[0]["lesson"] == x.id  # found, then shown already
+        assert reply["context"].startswith("⚠ Last time")
+        assert server.handle(request)["ids"] == []  # never twice in a session
+        assert server.handle({"op": "warn", "action": {}})["ok"] is False
+    finally:
+        server.ctx.close()
