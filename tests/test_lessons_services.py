@@ -351,6 +351,10 @@ def test_the_cli(ctx: Context, repo: Path):
     noise = cortex("feedback", x.id, "noise", cwd=repo)
     assert noise.returncode != 0 and "--reason" in noise.stderr
     assert cortex("lessons", "review", cwd=repo).stdout.startswith("No principle")
+    # recall's lesson scopes are the lessons' search
+    scars = cortex("recall", "module0", "--scope", "scars", "--json", cwd=repo)
+    assert scars.returncode == 0, scars.stderr
+    assert [r["lesson"]["id"] for r in json.loads(scars.stdout)][:1] == [x.id]
 
 
 def test_the_mcp_tools_look_lessons_up_for_an_action_and_take_feedback(ctx: Context):

@@ -264,10 +264,11 @@ def remember(
 )
 @click.option(
     "--scope",
-    type=click.Choice(["all", "project", "global"]),
+    type=click.Choice(["all", "project", "global", "lessons", "scars", "victories"]),
     default="all",
     show_default=True,
-    help="Which stores to search.",
+    help="Which stores to search; or the lessons (scars: failures and corrections, victories: "
+    "what worked), re-ranked by importance × recency.",
 )
 @click.option(
     "--branch",
@@ -323,6 +324,12 @@ def recall(
     if branch and all_branches:
         raise click.UsageError("--branch and --all-branches cannot be combined")
     text = " ".join(query)
+    if scope in ("lessons", "scars", "victories"):
+        from cortexmem.cli.lessons import search as lessons_search
+
+        click_ctx.invoke(lessons_search, query=text, scope=scope, limit=min(limit, 50),
+                         as_json=as_json)  # fmt: skip
+        return
     ctx = open_context(click_ctx)
     results = do_recall(
         ctx,
