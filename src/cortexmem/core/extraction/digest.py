@@ -203,7 +203,7 @@ def _steps_of(command: str) -> list[tuple[str, str]]:
 
 
 def howtos(events: Sequence[Event]) -> list[tuple[str, str, Event]]:
-    """``(step kind, command)`` for the general commands the session ran successfully as its
+    """``(step kind, command, event)`` for the general commands the session ran successfully as its
     test, check or build steps (a chain split into its steps), most used first."""
     counts: dict[str, int] = {}
     found: dict[str, tuple[str, Event]] = {}
