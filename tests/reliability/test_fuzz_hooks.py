@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -158,9 +159,17 @@ def good_stop_captures(repo: Path, tmp_path: Path, monkeypatch, marker: str, **r
         assert result.returncode == 0
     else:
         run_in_process("Stop", data, monkeypatch)
-    with Context.for_cwd(repo) as ctx:
-        contents = [e.content for e in ctx.writable("project").iter_events()]
-    assert any(f"marker {marker}" in c for c in contents), contents[-5:]
+
+    def contents() -> list[str]:
+        with Context.for_cwd(repo) as ctx:
+            return [e.content for e in ctx.writable("project").iter_events()]
+
+    # A recall server a fuzzed SessionStart or prompt started takes the turn's end and
+    # captures it a moment later: wait for it (bounded), as the next session would.
+    end = time.monotonic() + 30
+    while not any(f"marker {marker}" in c for c in contents()) and time.monotonic() < end:
+        time.sleep(0.1)
+    assert any(f"marker {marker}" in c for c in contents()), contents()[-5:]
 
 
 @pytest.fixture
@@ -168,7 +177,7 @@ def quiet(repo: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """In-process hooks act for ``repo`` and start no recall server."""
     monkeypatch.chdir(repo)
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(repo))
-    monkeypatch.setattr(recall_client, "start", lambda root: False)
+    monkeypatch.setattr(recall_client, "start", lambda root, module=None: False)
     return repo
 
 

@@ -65,10 +65,13 @@ WIDEN_STEP: Final = 120
 SAME_OVERLAP: Final = 0.75
 FILES_SHOWN: Final = 5
 
-# section -> (heading, line budget), in the order a next session needs them
+# section -> (heading, line budget), in the order a next session needs them. Where the work
+# stands gets three lines (the newest summary, the files, one more): older sessions are
+# recall's business, and their lines crowded out the gotchas and decisions that stay true
+# (bench/continuity.py: briefing 0.30 with four lines, 0.32 with three).
 SECTIONS: Final[tuple[tuple[str, str, int], ...]] = (
     ("open", "Open problems", 3),
-    ("state", "Where the work stands", 4),
+    ("state", "Where the work stands", 3),
     ("decisions", "Decisions", 5),
     ("preferences", "Preferences", 3),
     ("howto", "How to build, test, run", 4),
