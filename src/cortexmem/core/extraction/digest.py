@@ -24,6 +24,7 @@ from typing import Final
 
 from cortexmem.core.extraction import commands
 from cortexmem.core.extraction.events import clip
+from cortexmem.core.extraction.prose import ANNOUNCES
 from cortexmem.model import Event, Memory, SourceContext
 
 # The events a digest reads.
@@ -227,11 +228,6 @@ def _date(event: Event) -> str:
     return event.created_at[:10]
 
 
-_INTENTION: Final = re.compile(
-    r"^(?:now,? |first,? |next,? |ok(?:ay)?[,!.]? |got it[,!.]? )*"
-    r"(?:let me|let's|i'll|i will|i need to|i should|i'm going to|i am going to)\b",
-    re.IGNORECASE,
-)
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?:])\s+(?=[A-Z*`#-])")
 MIN_OUTCOME: Final = 40
 
@@ -240,7 +236,7 @@ def stated(text: str) -> str:
     """A reply without the sentences at its end that only announce what comes next ("… Let
     me fix the tests."): what it says was found or done."""
     sentences = _SENTENCE_END.split(text.strip())
-    while sentences and _INTENTION.match(sentences[-1].strip()):
+    while sentences and ANNOUNCES.match(sentences[-1].strip()):
         sentences.pop()
     return " ".join(sentences).strip()
 

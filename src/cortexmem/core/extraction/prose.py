@@ -19,6 +19,15 @@ _BULLET: Final = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)]|#{1,6})\s+")
 _EMPHASIS: Final = re.compile(r"\*\*|__")
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[*])")
 
+# A sentence that only announces the speaker's next step ("Now let me check …", "Got it, I'll
+# fix the test", "Next I run the suite"): no finding, no outcome.
+ANNOUNCES: Final = re.compile(
+    r"^(?:(?:now,? |first,? |next,? |ok(?:ay)?[,!.]? |got it[,!.]? )*"
+    r"(?:let me|let's|i'll|i will|i need to|i should|i'm going to|i am going to)"
+    r"|(?:now )?next,? i)\b",
+    re.IGNORECASE,
+)
+
 MIN_SENTENCE: Final = 12
 MAX_SENTENCE: Final = 600
 

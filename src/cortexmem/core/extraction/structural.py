@@ -19,6 +19,7 @@ from typing import Any, Final
 
 from cortexmem.core.extraction import commands
 from cortexmem.core.extraction.events import EventFactory, clip
+from cortexmem.core.extraction.prose import ANNOUNCES
 from cortexmem.core.session import Entry, ToolCall, ToolResult
 from cortexmem.model import Event
 
@@ -39,10 +40,6 @@ _DIAGNOSIS: Final = re.compile(
     r"|instead of|should (?:be|use|have)|expects?|expected|requires?|mismatch)\b",
     re.IGNORECASE,
 )
-_INTENTION: Final = re.compile(
-    r"^(?:now )?(?:let me|let's|i'll|i will|i need to|i should|i'm going to|next,? i)\b",
-    re.IGNORECASE,
-)
 _ANAPHORA: Final = re.compile(r"^(?:this|that|it|so|which)\b", re.IGNORECASE)
 _SENTENCES: Final = re.compile(r"(?<=[.!?])\s+|\n+")
 _MARKUP: Final = re.compile(r"\*\*|`|^\s*(?:#+|>|[-*]|\d+\.)\s+")
@@ -57,11 +54,11 @@ def diagnosis(text: str) -> str | None:
     means …") the sentence before it."""
     sentences = [" ".join(_MARKUP.sub("", s).split()) for s in _SENTENCES.split(text) if s.strip()]
     for i, sentence in enumerate(sentences):
-        if len(sentence) < 12 or _INTENTION.match(sentence) or not _DIAGNOSIS.search(sentence):
+        if len(sentence) < 12 or ANNOUNCES.match(sentence) or not _DIAGNOSIS.search(sentence):
             continue
         if len(sentence) < 40 and i + 1 < len(sentences):
             sentence = f"{sentence} {sentences[i + 1]}"
-        elif i > 0 and _ANAPHORA.match(sentence) and not _INTENTION.match(sentences[i - 1]):
+        elif i > 0 and _ANAPHORA.match(sentence) and not ANNOUNCES.match(sentences[i - 1]):
             sentence = f"{sentences[i - 1]} {sentence}"
         return clip(sentence, MAX_CAUSE)
     return None
