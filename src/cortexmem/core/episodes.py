@@ -23,7 +23,7 @@ from typing import Final
 from cortexmem.core.extraction.prose import injected, is_host_text
 from cortexmem.core.redact import redact
 from cortexmem.core.session import PLAIN, Dialect, Entry
-from cortexmem.core.text import REDACT_MARGIN, clip_redacted
+from cortexmem.core.text import REDACT_MARGIN, clip_redacted, relative_path
 from cortexmem.model import Episode, Memory, SourceContext, normalise_time, parse_time, utc_now
 
 MAX_CHUNK: Final = 1_200
@@ -210,10 +210,7 @@ class EpisodeCollector:
     def _written(self, entry: Entry, path: str, written: str) -> list[Episode]:
         """What a write or an edit put into a file, under the file's path (relative to the
         session's directory), as far as ``MAX_WRITTEN``."""
-        path = path.replace("\\", "/")
-        root = (entry.cwd or "").replace("\\", "/").rstrip("/")
-        if root and path.lower().startswith(root.lower() + "/"):
-            path = path[len(root) + 1 :]
+        path = relative_path(path, entry.cwd)
         text = f"{path}:\n{written}" if path else written
         return self._episodes(entry, clip_redacted(text, MAX_WRITTEN), "written", redacted=True)
 

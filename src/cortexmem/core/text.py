@@ -56,3 +56,23 @@ def clip_redacted(text: str, limit: int) -> str:
 
 
 REDACT_MARGIN = 2_000
+
+
+def _windows(path: str) -> bool:
+    return (len(path) > 2 and path[1] == ":" and path[0].isalpha()) or "\\" in path
+
+
+def relative_path(path: str, cwd: str | None) -> str:
+    """``path`` relative to the project folder ``cwd`` when inside it; Windows paths
+    (``C:\\Users\\me\\proj\\src\\a.py``, either slash, any drive-letter case) become POSIX ones."""
+    if not path:
+        return path
+    if _windows(path) or (cwd and _windows(cwd)):
+        norm = path.replace("\\", "/")
+        root = (cwd or "").replace("\\", "/").rstrip("/")
+        if root and norm.lower().startswith(root.lower() + "/"):
+            return norm[len(root) + 1 :]
+        return norm
+    if cwd and path.startswith(cwd.rstrip("/") + "/"):
+        return path[len(cwd.rstrip("/")) + 1 :]
+    return path

@@ -21,6 +21,7 @@ from cortexmem.core.extraction import commands
 from cortexmem.core.extraction.events import EventFactory, clip
 from cortexmem.core.extraction.prose import ANNOUNCES
 from cortexmem.core.session import Entry, ToolCall, ToolResult
+from cortexmem.core.text import relative_path
 from cortexmem.model import Event
 
 MAX_PENDING: Final = 256
@@ -66,26 +67,6 @@ def diagnosis(text: str) -> str | None:
 
 FILE_KINDS: Final = frozenset({"edit", "write"})
 TODO_STATUSES: Final = ("pending", "in_progress", "completed")
-
-
-def _windows(path: str) -> bool:
-    return (len(path) > 2 and path[1] == ":" and path[0].isalpha()) or "\\" in path
-
-
-def _relative(path: str, cwd: str | None) -> str:
-    """``path`` relative to the project folder ``cwd`` when inside it; Windows paths
-    (``C:\\Users\\me\\proj\\src\\a.py``, either slash, any drive-letter case) become POSIX ones."""
-    if not path:
-        return path
-    if _windows(path) or (cwd and _windows(cwd)):
-        norm = path.replace("\\", "/")
-        root = (cwd or "").replace("\\", "/").rstrip("/")
-        if root and norm.lower().startswith(root.lower() + "/"):
-            return norm[len(root) + 1 :]
-        return norm
-    if cwd and path.startswith(cwd.rstrip("/") + "/"):
-        return path[len(cwd.rstrip("/")) + 1 :]
-    return path
 
 
 class _Bounded(OrderedDict):
@@ -197,7 +178,7 @@ class StructuralLayer:
         ]  # fmt: skip
 
     def _target(self, call: ToolCall, entry: Entry) -> str:
-        return _relative(call.path, entry.cwd) or clip(call.pattern, 100)
+        return relative_path(call.path, entry.cwd) or clip(call.pattern, 100)
 
     def _failure(
         self, entry: Entry, call: ToolCall, target: str, output: str, keys: list[str] | None = None
@@ -247,7 +228,7 @@ class StructuralLayer:
     def _on_file(self, entry: Entry, call: ToolCall, result: ToolResult) -> list[Event]:
         if result.is_error:
             return []
-        path = _relative(call.path or result.path, entry.cwd)
+        path = relative_path(call.path or result.path, entry.cwd)
         if not path:
             return []
         self.files_seen += 1
