@@ -354,10 +354,7 @@ def capture_transcript(
 
 
 def _digest_due(state: str) -> bool:
-    try:
-        return bool(json.loads(state).get("digest_due"))
-    except (ValueError, AttributeError):
-        return False
+    return bool(_saved(state, "digest_due"))
 
 
 def _with_state(state: str, **beside: object) -> str:
