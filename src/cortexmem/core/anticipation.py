@@ -45,10 +45,11 @@ WORDS_MEMORY: Final = 0.4
 WORDS_EPISODE: Final = 0.5
 EPISODE_MARGIN: Final = 0.06
 COMPANION: Final = 0.35
-# As many as recall's top 5, within the low end of the seed's push budget (300-500 tokens):
-# what was said comes as passages, and the answer is often the second or third of them.
+# As many as recall's top 5, within the seed's push budget (300-500 tokens): what was said
+# comes as passages, the answer is often the second or third of them, and at 400 tokens the
+# excerpts of five were cut short of it (continuity inject 0.50 at 400, 0.53 at 500).
 MAX_ITEMS: Final = 5
-TOKEN_CAP: Final = 400
+TOKEN_CAP: Final = 500
 MIN_WORDS: Final = 3
 __all__ = [
     "Pick",
