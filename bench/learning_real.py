@@ -55,6 +55,16 @@ def run(source: Path, work: Path) -> dict[str, object]:
             "sessions": p.sessions,
             "patterns": len(p.scored),
             "instincts": len(p.active),
+            "instinct_rules": [
+                f"{round(100 * i.confidence)}% {i.observations}x/{i.sessions}s {i.rule}"
+                for i in p.active
+            ],
+            "best": [
+                f"{round(100 * s.confidence)}% {s.pattern.count}x/{len(s.pattern.sessions)}s "
+                f"{s.pattern.label}"
+                for s in p.scored
+                if s.pattern.family == "workflow"
+            ][:3],
             "rules": [rule_line(i) for i in p.promoted],
             "suggestions": [
                 {"destination": s.destination, "title": s.title, "text": s.text}
@@ -81,6 +91,10 @@ def main() -> None:
               f"{len(r.get('rules', []))} rules")  # type: ignore[arg-type]  # fmt: skip
         for line in r.get("rules", []):  # type: ignore[attr-defined]
             print("  rule " + line)
+        for line in r.get("instinct_rules", []):  # type: ignore[attr-defined]
+            print("  instinct " + line)
+        for line in r.get("best", []):  # type: ignore[attr-defined]
+            print("  best workflow " + line)
         for s in r.get("suggestions", []):  # type: ignore[attr-defined]
             first = s["text"].splitlines()[0] if s["text"] else ""
             print(f"  suggestion [{s['destination']}] {s['title']}: {first[:150]}")

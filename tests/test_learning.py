@@ -21,7 +21,9 @@ from cortexmem.core.learning import (
     plan,
     rule_line,
     rules_markdown,
+    workflow_steps,
 )
+from cortexmem.core.suggestions import from_instinct
 from cortexmem.model import Instinct, Observation, format_time
 
 DAY0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
@@ -208,6 +210,37 @@ def test_a_failed_command_and_the_form_that_passed_become_a_rule():
         "Run tests with `uv run pytest`: `pytest` failed where `uv run pytest` passed (5x)" in rules
     )
     assert "Bash error-retry pairs detected (10x). Consider pre-validation." in rules
+
+
+def test_the_steps_of_the_work_become_a_workflow_an_assistant_can_follow():
+    def shell(form: str, ok: bool = True) -> tuple[str, bool, str]:
+        return ("Bash", ok, form)
+
+    # Each session edits, lints and tests, with reading, searching and looking around between
+    # the steps, a failed test run and edits in a row: none of that is a step of the workflow.
+    sessions = [
+        session(f"s{n}", DAY0 + timedelta(hours=n),
+                ["Read", "Edit", "Edit", shell("ls"), shell("uv run ruff check"), "Grep",
+                 shell("uv run pytest", False), "Edit", shell("git log"),
+                 shell("uv run pytest")])
+        for n in range(5)
+    ]  # fmt: skip
+    observations = [o for s in sessions for o in s]
+    assert [step for step, _ in workflow_steps(sessions[0])] == [
+        "Edit", "`uv run ruff check`", "Edit", "`uv run pytest`"
+    ]  # fmt: skip
+    patterns, _ = find_patterns(observations)
+    workflows = {p.label: p for p in patterns if p.family == "workflow"}
+    # Edit -> lint -> Edit ends on an edit: work in progress, not a workflow that checks it.
+    assert set(workflows) == {"`uv run ruff check`->Edit->`uv run pytest`"}
+    assert workflows["`uv run ruff check`->Edit->`uv run pytest`"].count == 5
+
+    result = plan([], observations, DAY0 + timedelta(hours=6), LearningConfig())
+    rules = rules_markdown(result.promoted)
+    assert "Workflow: `uv run ruff check`, then Edit, then `uv run pytest` (seen 5x)" in rules
+    draft = from_instinct(next(i for i in result.promoted if i.label.startswith("`uv run ruff")))
+    assert draft is not None and draft.destination == "memory"
+    assert "`uv run ruff check` → Edit → `uv run pytest`" in draft.text
 
 
 def test_automated_sessions_are_not_learned_from():

@@ -2,7 +2,10 @@
 
 Stage 2 (analyse) finds the patterns of a rolling window of observations:
 
-* **chains**: the 3-tool chains (the two tools before a call, then the call);
+* **chains**: the 3-tool chains (the two tools before a call, then the call), and the
+  workflows: three different steps of the work in a row (``workflow_steps``: edits and the
+  project's own commands by their form), ending on a command, ``Edit -> `uv run ruff check` ->
+  `uv run pytest` ``: something an assistant can follow;
 * **retries**: a call that failed and was immediately made again (the same tool; for a shell
   command, also the same command form: ``pytest`` failed, ``pytest`` again);
 * **fixes**: a shell command that failed and the same step run another way that passed
@@ -10,9 +13,9 @@ Stage 2 (analyse) finds the patterns of a rolling window of observations:
 
 Each pattern is scored ``confidence = frequency × consistency × recency``:
 
-* frequency: its count over the count of the most common pattern of its family (chains with
-  chains, fixes with fixes), each session counting at most ``session_cap`` times, so one long
-  session cannot make a pattern frequent on its own;
+* frequency: its count over the count of the most common pattern of its family (tool chains
+  with tool chains, workflows with workflows, fixes with fixes), each session counting at most
+  ``session_cap`` times, so one long session cannot make a pattern frequent on its own;
 * consistency: the sessions it was seen in over the sessions of the window (at least
   ``min_sessions``: a window of one session does not confirm itself);
 * recency: ``0.5 ** (days since last seen / half_life)``, the decay of stage 5.
@@ -33,7 +36,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Final
 
 from cortexmem.core.command_form import form_step
 from cortexmem.core.extraction.commands import step_kind
@@ -169,6 +172,33 @@ def _fix_rule(failed: str, passed: str) -> str:
     return f"{lead}: `{failed}` failed where `{passed}` passed"
 
 
+# Tools that change files: a workflow's "edit" step (whatever the host calls its editing tools).
+EDITING_TOOLS: Final = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit", "apply_patch"})
+
+
+def workflow_steps(calls: Sequence[Observation]) -> list[tuple[str, Observation]]:
+    """A session's calls as the steps of its work: each edit, and each run of one of the
+    project's own steps (a test, a check, a build, by the command's form), in order, failed
+    calls left out (fixing them is the ``fix`` family's business) and a step repeated in a row
+    counted once (three edits in a row are one edit step). Looking around (reads, searches,
+    ``ls``, ``git log``) is not a step."""
+    out: list[tuple[str, Observation]] = []
+    for call in calls:
+        if not call.ok:
+            continue
+        if call.command and step_kind(call.command):
+            step = f"`{call.command}`"
+        elif call.tool in EDITING_TOOLS:
+            step = "Edit"
+        else:
+            continue
+        if out and out[-1][0] == step:
+            out[-1] = (step, call)
+        else:
+            out.append((step, call))
+    return out
+
+
 def find_patterns(
     observations: Iterable[Observation], exclude_sessions: frozenset[str] = frozenset()
 ) -> tuple[list[Pattern], int]:
@@ -221,6 +251,16 @@ def find_patterns(
                          ("fix", "fix", label, _fix_rule(o.command, later.command)),
                          session, later.at)  # fmt: skip
                 break  # the next run of the same program decides
+        # Workflows: three steps of the work in a row, ending on a command that checks it.
+        steps = workflow_steps(calls)
+        for j in range(2, len(steps)):
+            names = tuple(step for step, _ in steps[j - 2 : j + 1])
+            if names[-1] == "Edit" or len(set(names)) < 3:
+                continue
+            label = "->".join(names)
+            rule = "Workflow: " + ", then ".join(names)
+            note(f"chain:{'>'.join(names)}", ("chain", "workflow", label, rule),
+                 session, steps[j][1].at)  # fmt: skip
     patterns = [
         Pattern(
             key=key,
