@@ -144,7 +144,8 @@ def test_export_import_round_trip_is_lossless_and_idempotent(run, tmp_path: Path
     again = runner.invoke(cli, ["-C", str(other), "import", "--json", str(dump)])
     assert json.loads(again.stdout) | {"scope": None} == {
         "scope": None, "inserted": 0, "updated": 0, "unchanged": 2, "edges_added": 0,
-        "events_added": 0, "episodes_added": 0, "episode_links_added": 0, "skipped": [],
+        "events_added": 0, "episodes_added": 0, "episode_links_added": 0, "lessons_added": 0,
+        "lesson_edges_added": 0, "skipped": [],
     }  # fmt: skip
     second = runner.invoke(cli, ["-C", str(other), "export"]).stdout.splitlines()
     assert second[1:] == first[1:]  # line 0 is the header, with the time and path

@@ -320,6 +320,55 @@ def test_a_principle_waits_for_review_then_retires_what_it_generalises(ctx: Cont
     assert "[principle " in text and "cache of users" in text
 
 
+def test_lessons_travel_with_an_export_with_their_timeline_and_graph(
+    ctx: Context, repo: Path, tmp_path: Path
+):
+    from click.testing import CliRunner
+
+    from cortexmem.cli.app import cli
+
+    capture(ctx, repo, session_lines(repo))
+    store = ctx.writable("project")
+    group = [
+        store.add_lesson(Lesson(text=f"When `uv run pytest -q` fails on {name}, clear the key",
+                                trigger=Trigger(program="pytest"), tier="T1"))[0]
+        for name in ("users", "orders", "items")
+    ]  # fmt: skip
+    (principle,) = lesson_service.evolve(ctx).drafted
+    lesson_service.review(ctx, principle.id, approve=True)
+    runner = CliRunner()
+    dump = tmp_path / "dump.jsonl"
+    assert runner.invoke(cli, ["-C", str(repo), "export", "-o", str(dump)]).exit_code == 0
+    # a secret pasted into a lesson by hand is never carried into another store
+    lines = dump.read_text().splitlines()
+    lines.append(json.dumps({"record": "lesson", **Lesson(
+        text="Deploy with the token ghp_Zq8vN2kP4xR7tY1wB5mC9dF3gH6jL0sA2eQ4").to_dict(),
+        "history": [["2026-01-01T00:00:00.000Z", "learned", "by hand"]]}))  # fmt: skip
+    dump.write_text("\n".join(lines) + "\n")
+
+    other = tmp_path / "other"
+    other.mkdir()
+    first = runner.invoke(cli, ["-C", str(other), "import", "--json", str(dump)])
+    assert first.exit_code == 0, first.output
+    counts = json.loads(first.output)
+    mine = list(store.iter_lessons(()))
+    assert counts["lessons_added"] == len(mine) + 1 and counts["skipped"] == []
+    assert counts["lesson_edges_added"] == len(store.lesson_edges(x.id for x in mine)) >= 3
+    with Context.for_cwd(other) as there:
+        theirs = there.require("project")
+        for lesson in mine:
+            copy = theirs.get_lesson(lesson.id)
+            assert copy == lesson  # tier, status, counters, superseded_by: all of it
+            assert theirs.lesson_history(lesson.id) == store.lesson_history(lesson.id)
+        assert theirs.lesson_edges([principle.id]) == store.lesson_edges([principle.id])
+        assert [x.id for x in theirs.iter_lessons(("superseded",))] == [x.id for x in group]
+        (pasted,) = [x for x in theirs.iter_lessons() if "Deploy" in x.text]
+        assert "ghp_Zq8" not in pasted.text and "[REDACTED" in pasted.text
+        assert theirs.search_lessons("stash", 5)  # the words index came along
+    again = json.loads(runner.invoke(cli, ["-C", str(other), "import", "--json", str(dump)]).output)
+    assert (again["lessons_added"], again["lesson_edges_added"]) == (0, 0)
+
+
 def test_only_raw_lessons_nothing_used_are_pruned_after_30_days(ctx: Context):
     from datetime import UTC, datetime, timedelta
 

@@ -717,6 +717,8 @@ LESSON_KINDS: Final = ("failure", "victory", "correction")
 LESSON_TIERS: Final = ("T3", "T2", "T1", "T0")
 # ``pending``: a drafted principle waiting for a person's yes (``cortex lessons review``).
 LESSON_STATUSES: Final = ("active", "pending", "superseded", "archived")
+# The experience graph's edges between lessons (the store checks the same list).
+LESSON_EDGE_TYPES: Final = ("generalizes", "relates_to", "supersedes")
 NOISE_REASONS: Final = ("wrong_language", "wrong_repo", "wrong_task", "stale_rule")
 
 

@@ -671,6 +671,8 @@ def import_(click_ctx: click.Context, source: Any, is_global: bool, as_json: boo
         "events_added": result.events_added,
         "episodes_added": result.episodes_added,
         "episode_links_added": result.episode_links_added,
+        "lessons_added": result.lessons_added,
+        "lesson_edges_added": result.lesson_edges_added,
         "skipped": result.skipped,
     }
     if as_json:
@@ -680,7 +682,8 @@ def import_(click_ctx: click.Context, source: Any, is_global: bool, as_json: boo
         f"Imported into the {scope} store: {result.inserted} new, {result.updated} updated, "
         f"{result.unchanged} unchanged memories; {result.edges_added} edges, "
         f"{result.events_added} events, {result.episodes_added} episodes, "
-        f"{result.episode_links_added} episode links."
+        f"{result.episode_links_added} episode links, {result.lessons_added} lessons, "
+        f"{result.lesson_edges_added} lesson edges."
     )
     for note in result.skipped:
         click.echo(f"  skipped {note}", err=True)

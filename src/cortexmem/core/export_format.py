@@ -2,23 +2,24 @@
 
 JSONL is the lossless interchange format: a header line, then one record per line, memories
 before the edges that reference them, then events, then episodes (what was said) and the links
-between memories and the episodes they were drawn from (version 2; a version 1 export has no
-episodes and is read as it is). Markdown is for people to read and is not imported.
+between memories and the episodes they were drawn from (version 2), then lessons, each with its
+timeline, and the edges of the experience graph (version 3). An older export lacks what came
+after it and is read as it is. Markdown is for people to read and is not imported.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from cortexmem.core.edge_types import normalise_edge_type
-from cortexmem.model import MEMORY_TYPES, Edge, Episode, Event, Memory
+from cortexmem.model import LESSON_EDGE_TYPES, MEMORY_TYPES, Edge, Episode, Event, Lesson, Memory
 
 FORMAT = "cortex-export"
-FORMAT_VERSION = 2
-RECORDS = ("memory", "edge", "event", "episode", "episode_link")
+FORMAT_VERSION = 3
+RECORDS = ("memory", "edge", "event", "episode", "episode_link", "lesson", "lesson_edge")
 
 
 class ExportFormatError(ValueError):
@@ -34,6 +35,11 @@ class ParsedExport:
     episodes: list[Episode] = field(default_factory=list)
     # (memory id, episode id)
     episode_links: list[tuple[str, str]] = field(default_factory=list)
+    lessons: list[Lesson] = field(default_factory=list)
+    # lesson id -> its timeline, (at, what, detail) oldest first
+    lesson_history: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)
+    # (source id, target id, type)
+    lesson_edges: list[tuple[str, str, str]] = field(default_factory=list)
 
 
 def export_jsonl(
@@ -43,6 +49,8 @@ def export_jsonl(
     events: Iterable[Event],
     episodes: Iterable[Episode] = (),
     episode_links: Iterable[tuple[str, str]] = (),
+    lessons: Iterable[tuple[Lesson, Sequence[tuple[str, str, str]]]] = (),
+    lesson_edges: Iterable[tuple[str, str, str]] = (),
 ) -> Iterator[str]:
     """Lines (without newlines) of a JSONL export. Keys are sorted so exports diff cleanly."""
     yield _dump({"format": FORMAT, "version": FORMAT_VERSION, **header})
@@ -57,6 +65,12 @@ def export_jsonl(
         yield _dump({"record": "episode", **ep.to_dict()})
     for memory_id, episode_id in episode_links:
         yield _dump({"record": "episode_link", "memory_id": memory_id, "episode_id": episode_id})
+    for lesson, history in lessons:
+        yield _dump({"record": "lesson", **lesson.to_dict(), "history": [list(h) for h in history]})
+    for source_id, target_id, type_ in lesson_edges:
+        yield _dump(
+            {"record": "lesson_edge", "source_id": source_id, "target_id": target_id, "type": type_}
+        )
 
 
 def _dump(obj: dict[str, Any]) -> str:
@@ -110,8 +124,15 @@ def _parse_line(number: int, raw: str, parsed: ParsedExport | None) -> ParsedExp
             parsed.events.append(Event.from_dict(obj))
         elif kind == "episode":
             parsed.episodes.append(Episode.from_dict(obj))
-        else:
+        elif kind == "episode_link":
             parsed.episode_links.append(_link(obj))
+        elif kind == "lesson":
+            history = _history(obj.pop("history", []))
+            lesson = Lesson.from_dict(obj)
+            parsed.lessons.append(lesson)
+            parsed.lesson_history[lesson.id] = history
+        else:
+            parsed.lesson_edges.append(_lesson_edge(obj))
     except (TypeError, ValueError) as exc:
         raise ExportFormatError(f"line {number}: invalid {kind}: {exc}") from exc
     return parsed
@@ -122,6 +143,27 @@ def _link(obj: dict[str, Any]) -> tuple[str, str]:
     if not isinstance(memory_id, str) or not isinstance(episode_id, str):
         raise ValueError("an episode link needs a memory_id and an episode_id")
     return memory_id, episode_id
+
+
+def _history(raw: Any) -> list[tuple[str, str, str]]:
+    if not isinstance(raw, list):
+        raise ValueError("a lesson's history is a list of [at, what, detail]")
+    out = []
+    for item in raw:
+        triple = isinstance(item, list) and len(item) == 3
+        if not triple or not all(isinstance(x, str) for x in item):
+            raise ValueError("a lesson's history is a list of [at, what, detail]")
+        out.append((item[0], item[1], item[2]))
+    return out
+
+
+def _lesson_edge(obj: dict[str, Any]) -> tuple[str, str, str]:
+    source_id, target_id, type_ = obj.get("source_id"), obj.get("target_id"), obj.get("type")
+    if not isinstance(source_id, str) or not isinstance(target_id, str):
+        raise ValueError("a lesson edge needs a source_id and a target_id")
+    if type_ not in LESSON_EDGE_TYPES:
+        raise ValueError(f"a lesson edge's type is one of {', '.join(LESSON_EDGE_TYPES)}")
+    return source_id, target_id, str(type_)
 
 
 def export_markdown(title: str, memories: Iterable[Memory], edges: Iterable[Edge]) -> str:

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator
 
 from cortexmem import __version__
 from cortexmem.core.export_format import export_jsonl, export_markdown, parse_jsonl
-from cortexmem.model import utc_now
+from cortexmem.model import LESSON_STATUSES, utc_now
 from cortexmem.services.context import Context, Scope
 from cortexmem.store.protocols import ImportResult
 
@@ -22,7 +22,10 @@ def export_lines(ctx: Context, scope: Scope) -> Iterator[str]:
     }
     memories, edges, events = store.snapshot()
     episodes, links = list(store.iter_episodes()), list(store.iter_episode_links())
-    return export_jsonl(header, memories, edges, events, episodes, links)
+    lessons = list(store.iter_lessons(statuses=LESSON_STATUSES))
+    timelines = [(lesson, store.lesson_history(lesson.id)) for lesson in lessons]
+    lesson_edges = store.lesson_edges(lesson.id for lesson in lessons)
+    return export_jsonl(header, memories, edges, events, episodes, links, timelines, lesson_edges)
 
 
 def export_md(ctx: Context, scope: Scope) -> str:
@@ -41,4 +44,7 @@ def import_lines(ctx: Context, lines: Iterable[str], scope: Scope) -> ImportResu
         parsed.events,
         episodes=parsed.episodes,
         episode_links=parsed.episode_links,
+        lessons=parsed.lessons,
+        lesson_history=parsed.lesson_history,
+        lesson_edges=parsed.lesson_edges,
     )

@@ -13,7 +13,7 @@ Every protocol is ``runtime_checkable`` so a test can also check a backend with 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -87,6 +87,8 @@ class ImportResult:
     events_added: int = 0
     episodes_added: int = 0
     episode_links_added: int = 0
+    lessons_added: int = 0
+    lesson_edges_added: int = 0
     skipped: list[str] = field(default_factory=list)
 
 
@@ -489,10 +491,16 @@ class BackupStore(Protocol):
         *,
         episodes: Sequence[Episode] = (),
         episode_links: Sequence[tuple[str, str]] = (),
+        lessons: Sequence[Lesson] = (),
+        lesson_history: Mapping[str, Sequence[tuple[str, str, str]]] | None = None,
+        lesson_edges: Sequence[tuple[str, str, str]] = (),
     ) -> ImportResult:
         """All or nothing; importing the same records twice changes nothing. An episode
         already stored under another id (same content hash) is that one: the links naming it
-        are moved onto it. ``episode_links`` are ``(memory id, episode id)``."""
+        are moved onto it. ``episode_links`` are ``(memory id, episode id)``. A lesson whose
+        key this store already holds is that one (learning it twice confirms it; the stored
+        counters are kept), and the edges naming it are moved onto it; a new one comes with
+        its timeline (``lesson_history`` by lesson id)."""
         ...
 
 

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Final
 
 from cortexmem.core.fts_query import to_fts_query
+from cortexmem.core.redact import redact
 from cortexmem.model import Lesson, utc_now
-from cortexmem.store.protocols import ShownWarning
+from cortexmem.store.protocols import ImportResult, ShownWarning
 from cortexmem.store.sqlite.tx import Transactions
 from cortexmem.store.sqlite.vector_rows import load_vectors, put_vectors, vector_state
 
@@ -45,6 +47,52 @@ def _history(conn: sqlite3.Connection, lesson_id: str, what: str, detail: str) -
         "INSERT INTO lesson_history (lesson_id, at, what, detail) VALUES (?, ?, ?, ?)",
         (lesson_id, utc_now(), what, detail[:500]),
     )
+
+
+def import_lessons(
+    conn: sqlite3.Connection,
+    lessons: Sequence[Lesson],
+    history: Mapping[str, Sequence[tuple[str, str, str]]],
+    edges: Sequence[tuple[str, str, str]],
+    result: ImportResult,
+) -> None:
+    """Lessons from an export, idempotently: one whose key is stored is that one (its edges
+    are moved onto it, its counters kept); a new one is written with its timeline. An edge
+    whose end this store does not hold is skipped and said."""
+    stored_as: dict[str, str] = {}
+    for lesson in lessons:
+        row = conn.execute("SELECT id FROM lessons WHERE key = ?", (lesson.key,)).fetchone()
+        if row is not None:
+            stored_as[lesson.id] = str(row[0])
+            continue
+        if conn.execute("SELECT 1 FROM lessons WHERE id = ?", (lesson.id,)).fetchone():
+            result.skipped.append(f"lesson {lesson.id}: the id names another lesson here")
+            continue
+        lesson = replace(lesson, text=redact(lesson.text))
+        conn.execute(
+            "INSERT INTO lessons (id, key, kind, tier, status, text, search, data, "
+            "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            _row(lesson),
+        )
+        conn.executemany(
+            "INSERT INTO lesson_history (lesson_id, at, what, detail) VALUES (?, ?, ?, ?)",
+            [(lesson.id, at, what, redact(detail)[:500]) for at, what, detail in
+             history.get(lesson.id, ())],
+        )  # fmt: skip
+        result.lessons_added += 1
+    for source_id, target_id, type_ in edges:
+        source, target = stored_as.get(source_id, source_id), stored_as.get(target_id, target_id)
+        ends = conn.execute(
+            "SELECT count(*) FROM lessons WHERE id IN (?, ?)", (source, target)
+        ).fetchone()[0]
+        if ends < (1 if source == target else 2):
+            result.skipped.append(f"lesson edge {source_id} → {target_id}: an end is not here")
+            continue
+        result.lesson_edges_added += conn.execute(
+            "INSERT OR IGNORE INTO lesson_edges (source_id, target_id, type, created_at) "
+            "VALUES (?, ?, ?, ?)",
+            (source, target, type_, utc_now()),
+        ).rowcount
 
 
 class LessonRooms(Transactions):

@@ -17,7 +17,7 @@ import shutil
 import sqlite3
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
@@ -46,6 +46,7 @@ from cortexmem.model import (
     Episode,
     Event,
     ExtractionCursor,
+    Lesson,
     Memory,
     Observation,
     normalise_tags,
@@ -75,7 +76,7 @@ from cortexmem.store.sqlite.integrity import (
     write_stamp,
 )
 from cortexmem.store.sqlite.learning import LearningRooms
-from cortexmem.store.sqlite.lessons import LessonRooms
+from cortexmem.store.sqlite.lessons import LessonRooms, import_lessons
 from cortexmem.store.sqlite.rows import (
     BM25_WEIGHTS,
     EDGE_COLUMNS,
@@ -1037,6 +1038,9 @@ class SQLiteStore(EpisodeRooms, AIRooms, LearningRooms, LessonRooms, Transaction
         *,
         episodes: Sequence[Episode] = (),
         episode_links: Sequence[tuple[str, str]] = (),
+        lessons: Sequence[Lesson] = (),
+        lesson_history: Mapping[str, Sequence[tuple[str, str, str]]] | None = None,
+        lesson_edges: Sequence[tuple[str, str, str]] = (),
     ) -> ImportResult:
         def op(conn: sqlite3.Connection) -> ImportResult:
             result = ImportResult()
@@ -1060,6 +1064,7 @@ class SQLiteStore(EpisodeRooms, AIRooms, LearningRooms, LessonRooms, Transaction
                 row = event_row(redact_event(event))
                 result.events_added += conn.execute(INSERT_EVENT, row).rowcount
             import_episodes(conn, episodes, episode_links, result)
+            import_lessons(conn, lessons, lesson_history or {}, lesson_edges, result)
             return result
 
         return self.write(op)
