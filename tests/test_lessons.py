@@ -443,3 +443,21 @@ def test_the_rules_file_puts_principles_first_within_its_budget():
 
     assert estimate_tokens(rules) <= render.RULES_BUDGET
     assert render.rules_file([lesson()]) == ""
+
+
+@pytest.mark.parametrize(
+    ("draft", "made_up"),
+    [
+        ("When `uv run pytest -q` fails on src/cache.py, bump the key's version.", []),
+        (
+            "When the tests fail, run `make test` in tests/unit/x.py.",
+            ["make test", "tests/unit/x.py"],
+        ),
+        ("When `UV RUN  pytest -q` fails, read the error and/or the log.", []),
+    ],
+)
+def test_a_drafted_lesson_may_reword_but_never_name_a_command_its_evidence_does_not(
+    draft: str, made_up: list[str]
+):
+    evidence = "`uv run pytest -q` failed: AssertionError in src/cache.py (the key ignores it)"
+    assert build.invented(draft, evidence) == made_up

@@ -150,6 +150,15 @@ def test_lessons_from_the_real_transcripts(tmp_path: Path, repo: Path):
         assert not again.added and not again.confirmed  # idempotent
 
 
+def route(cortex_home: Path, use: str, url: str, timeout: int = 10) -> None:
+    """ai.yaml routing ``use`` to the local server that speaks Ollama's API."""
+    cortex_home.mkdir(parents=True, exist_ok=True)
+    (cortex_home / "ai.yaml").write_text(
+        f"models:\n  {use}:\n    provider: ollama\n    model: qwen2.5\n"
+        f"    base_url: {url}\n    timeout: {timeout}\n"
+    )
+
+
 def stored(ctx: Context, n: int, **kw) -> list[Lesson]:
     store = ctx.writable("project")
     made = []
@@ -254,11 +263,7 @@ def test_layer_3_fails_open_after_3_seconds_against_a_slow_model(ctx: Context, c
     server = ProviderServer()
     try:
         server.script(Reply(text="2", delay=6.0))
-        cortex_home.mkdir(parents=True, exist_ok=True)
-        (cortex_home / "ai.yaml").write_text(
-            f"models:\n  classify:\n    provider: ollama\n    model: qwen2.5\n"
-            f"    base_url: {server.url}\n    timeout: 20\n"
-        )
+        route(cortex_home, "classify", server.url, timeout=20)
         action = Action("Bash", "shell", command="uv run pytest -q src/module0.py src/module1.py")
         found = warn_service.warn(ctx, action, session_id="s", dry_run=True,
                                   model_filter=warn_service.model_filter_for(ctx))  # fmt: skip
@@ -279,11 +284,7 @@ def test_what_the_heuristic_cannot_tell_is_judged_by_the_model_in_one_batch(
     (x,) = stored(ctx, 1)
     server = ProviderServer()
     try:
-        cortex_home.mkdir(parents=True, exist_ok=True)
-        (cortex_home / "ai.yaml").write_text(
-            f"models:\n  judge:\n    provider: ollama\n    model: qwen2.5\n"
-            f"    base_url: {server.url}\n    timeout: 10\n"
-        )
+        route(cortex_home, "judge", server.url)
         action = Action("Bash", "shell", command="uv run pytest -q src/module0.py")
         warn_service.warn(ctx, action, session_id="s1", tool_use_id="toolu_9")
         report = judge_service.judge_session(ctx, "s1")  # no outcome known: UNCLEAR
@@ -293,6 +294,47 @@ def test_what_the_heuristic_cannot_tell_is_judged_by_the_model_in_one_batch(
         assert ctx.require("project").get_lesson(x.id).followed == 1
         assert not judge_service.due(ctx)
         assert "WARNING: When `uv run pytest -q` fails" in json.dumps(server.requests[-1]["body"])
+    finally:
+        server.close()
+
+
+def test_the_model_puts_offline_lessons_in_better_words_without_inventing_commands(
+    ctx: Context, repo: Path, cortex_home: Path
+):
+    capture(ctx, repo, session_lines(repo))
+    store = ctx.require("project")
+    fix = next(x for x in store.iter_lessons() if x.kind == "failure")
+    refusal = next(x for x in store.iter_lessons() if x.kind == "correction")
+    assert not lesson_service.drafts_due(ctx)  # no model configured: the offline text stays
+    server = ProviderServer()
+    try:
+        route(cortex_home, "distill", server.url)
+        assert lesson_service.drafts_due(ctx)
+        better = ("When `uv run pytest -q` fails on the cache tests, bump the version in the "
+                  "cache key in src/cache.py, because the key ignores the version.")  # fmt: skip
+        made_up = "When you need the original code, run `git worktree add`, because it is safe."
+        server.script(
+            Reply(
+                text=json.dumps(
+                    {"lessons": [{"n": 1, "lesson": better}, {"n": 2, "lesson": made_up}]}
+                )
+            )
+        )
+        assert lesson_service.draft_with_model(ctx) == 1
+        sent = json.dumps(server.requests[-1]["body"])
+        assert "LESSON: " in sent and "EVIDENCE: " in sent
+        drafted, kept = store.get_lesson(fix.id), store.get_lesson(refusal.id)
+        assert drafted.text == better and drafted.source == "model" and drafted.key == fix.key
+        assert kept.text == refusal.text  # `git worktree add` is in no evidence: refused
+        history = store.lesson_history(refusal.id)
+        assert history[-1][1] == "model draft refused" and "git worktree add" in history[-1][2]
+        assert store.lesson_history(fix.id)[-1][1:] == ("drafted by the model", fix.text[:300])
+        assert store.search_lessons("key ignores the version", 3)[0][1].id == fix.id
+        assert not lesson_service.drafts_due(ctx)  # each lesson is asked about once
+        requests = len(server.requests)
+        capture(ctx, repo, session_lines(repo, "second-session"), "second-session")
+        assert store.get_lesson(fix.id).text == better  # confirmed, still in the model's words
+        assert store.get_lesson(fix.id).confirmed == 2 and len(server.requests) == requests
     finally:
         server.close()
 

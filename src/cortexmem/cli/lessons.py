@@ -164,18 +164,31 @@ def search(click_ctx: click.Context, query: str, scope: str, limit: int, as_json
 
 
 @lessons.command()
-@click.option("--model", is_flag=True, help="Draft principles with the model ai.yaml routes "
-              "`distill` to (default: offline, from what the cluster shares).")  # fmt: skip
+@click.option("--model", is_flag=True, help="Put lessons in better words and draft principles "
+              "with the model ai.yaml routes `distill` to (default: offline).")  # fmt: skip
 @click.pass_context
 def learn(click_ctx: click.Context, model: bool) -> None:
     """Learn from every session in the project store (a backfill after `cortex ingest`), then
-    draft principles and prune unused raw lessons."""
+    draft principles and prune unused raw lessons. With --model, each lesson drawn offline is
+    also rewritten by the model from its evidence ("when X, do Y, because Z"), once."""
     from cortexmem.cli.common import open_context
-    from cortexmem.services.lessons import evolve, learn_all
+    from cortexmem.services.lessons import (
+        DRAFT_BATCH,
+        draft_with_model,
+        drafts_due,
+        evolve,
+        learn_all,
+    )
 
     ctx = open_context(click_ctx)
     ctx.require("project")
     click.echo(str(learn_all(ctx)))
+    if model:
+        rewritten = 0
+        while drafts_due(ctx):  # each lesson is asked about once, so this ends
+            rewritten += draft_with_model(ctx, DRAFT_BATCH)
+            click.echo(f"  {rewritten} lessons drafted by the model so far", err=True)
+        click.echo(f"{rewritten} lessons drafted by the model")
     click.echo(str(evolve(ctx, model=model)))
 
 

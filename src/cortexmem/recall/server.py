@@ -11,7 +11,8 @@ It is also the project's one model worker: every ``MODEL_EVERY`` seconds, when a
 configured and sessions queued for distillation have settled, one background thread drains
 the queue (``services.distill.drain``: the worker lock, the budget, the circuit breaker and
 every call's time limit apply) within ``MODEL_WORK`` seconds, then asks the model for the
-judge's verdicts its heuristic left UNCLEAR (``services.judge.judge_with_model``); the server
+judge's verdicts its heuristic left UNCLEAR (``services.judge.judge_with_model``) and the
+lessons drawn offline that the model may put in better words (``services.lessons``); the server
 waits for that thread before it exits, so nothing outlives it.
 
 Requests (``{"op": ...}``): ``ping``; ``anticipate`` (``prompt``, optional ``branch``): the
@@ -330,14 +331,15 @@ class RecallServer:
         if self.model_thread is not None and self.model_thread.is_alive():
             return
         try:
-            from cortexmem.services import distill, judge
+            from cortexmem.services import distill, judge, lessons
             from cortexmem.services.models import routing_of
 
-            judging = judge.due(self.ctx)  # warnings the heuristic left to the model
-            if not distill.due(self.ctx, settle=0.0) and not judging:
+            # warnings the heuristic left to the model, lessons it may put in better words
+            other = judge.due(self.ctx) or lessons.drafts_due(self.ctx)
+            if not distill.due(self.ctx, settle=0.0) and not other:
                 return
             configured = routing_of(self.ctx).route(distill.KIND).configured
-            if configured and not distill.due(self.ctx, settle=distill.SETTLE) and not judging:
+            if configured and not distill.due(self.ctx, settle=distill.SETTLE) and not other:
                 return  # queued, not settled yet
         except Exception as exc:
             self.log_once(f"recall server: model queue unreadable: {exc}")
@@ -358,10 +360,13 @@ class RecallServer:
                     ctx, deadline=time.monotonic() + MODEL_WORK, settle=distill.SETTLE
                 )
                 judged = self._judge(ctx)
+                drafted = self._draft_lessons(ctx)
             from cortexmem.project.log import log_line
 
             if judged:
                 log_line(self.ctx.paths.log, f"judge: {judged} verdicts by the model")
+            if drafted:
+                log_line(self.ctx.paths.log, f"lessons: {drafted} drafted by the model")
 
             for failure in report.failed:
                 log_line(self.ctx.paths.log, f"distill failed: {failure}")
@@ -384,6 +389,17 @@ class RecallServer:
             return judge.judge_with_model(ctx) if judge.due(ctx) else 0
         except Exception as exc:  # no model, over budget, a failing provider: next time
             self.log_once(f"recall server: judge: {type(exc).__name__}: {exc}")
+            return 0
+
+    def _draft_lessons(self, ctx: Any) -> int:
+        """The newest lessons drawn offline, put in better words by the model in one batch
+        (worker thread; ``services.models.ask`` keeps the budget and the breaker)."""
+        from cortexmem.services import lessons
+
+        try:
+            return lessons.draft_with_model(ctx) if lessons.drafts_due(ctx) else 0
+        except Exception as exc:  # no model, over budget, a failing provider: next time
+            self.log_once(f"recall server: lesson drafts: {type(exc).__name__}: {exc}")
             return 0
 
     def join_model_worker(self) -> None:

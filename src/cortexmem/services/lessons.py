@@ -1,6 +1,8 @@
 """Lessons: learned from a session's events after its capture, confirmed when learned again,
 searchable the moment they are made (full text at once; the recall server embeds them within
-seconds), recalled with the seeds' importance × recency re-rank.
+seconds), recalled with the seeds' importance × recency re-rank. With a model configured, the
+recall server's worker puts the newest ones in better words from their evidence
+(``draft_with_model``).
 
 Learning is idempotent: a lesson's evidence names the events it came from, so a pass over the
 same events again changes nothing (``core.lessons.build.confirm``).
@@ -275,6 +277,112 @@ def _model_principle(ctx: Context, group: list[Lesson]) -> str | None:
         return None
     text = (answer.data or {}).get("principle")
     return text.strip() if isinstance(text, str) and text.strip() else None
+
+
+# Lessons drawn offline that the model may put in better words (once each).
+OFFLINE_SOURCES = frozenset({"structural", "keyword", "tag"})
+DRAFT_BATCH = 8
+DRAFT_WORDS = 60
+_EVIDENCE_CHARS = 600
+DRAFT_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "lessons": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"n": {"type": "integer"}, "lesson": {"type": "string"}},
+                "required": ["n", "lesson"],
+            },
+        }
+    },
+    "required": ["lessons"],
+}
+
+
+def _undrafted(store: LessonStore, limit: int) -> list[Lesson]:
+    """The newest active lessons drawn offline and never drafted by the model."""
+    found = [x for x in store.iter_lessons(("active",)) if x.source in OFFLINE_SOURCES]
+    return found[-limit:] if limit > 0 else []
+
+
+def drafts_due(ctx: Context) -> bool:
+    """Whether the background worker has lessons for the model to draft and a model is
+    configured for ``distill``."""
+    from cortexmem.errors import CortexError
+    from cortexmem.services.models import routing_of
+
+    store = ctx.store("project")
+    if store is None or not _undrafted(store, 1):
+        return False
+    try:
+        return routing_of(ctx).route("distill").configured
+    except CortexError:
+        return False
+
+
+def draft_with_model(ctx: Context, limit: int = DRAFT_BATCH) -> int:
+    """The newest lessons drawn offline, put by the model as "when X, do Y, because Z" from
+    their evidence (the lesson and the passages it came from), in one call (``use="distill"``).
+    A draft that names a command, path or identifier the evidence does not is refused (the
+    offline text stays); one the model finds teaches nothing reusable is no longer learnable.
+    Each lesson is asked about once, answered or not; returns how many were rewritten. Raises what
+    ``services.models.ask`` raises (NoModelConfigured, NotAllowed, ProviderError)."""
+    from cortexmem.core.lessons.build import invented
+    from cortexmem.core.redact import redact
+    from cortexmem.services.models import ask
+
+    store = ctx.writable("project")
+    batch = _undrafted(store, limit)
+    if not batch:
+        return 0
+    evidence = [_evidence(store, x) for x in batch]
+    items = "\n".join(f"{n}. LESSON: {x.text[:400]}\n   EVIDENCE: {e}"
+                      for n, (x, e) in enumerate(zip(batch, evidence, strict=True), 1))  # fmt: skip
+    mission = (
+        "Each item is a lesson a coding assistant learned from one of its sessions (a failure "
+        "and what fixed it, a person's correction, a gotcha, a success), with the evidence it "
+        "was drawn from. Rewrite each as ONE instruction for a future session on this project: "
+        f"'When <situation>, do <action>, because <reason>.', at most {DRAFT_WORDS} words. Keep "
+        "commands, paths and identifiers exactly as the evidence writes them and add none it "
+        "does not name. When the evidence teaches nothing that would help another session, "
+        "answer an empty lesson.\n\n" + items
+    )
+    answer = ask(ctx, mission, use="distill", schema=DRAFT_SCHEMA)
+    drafts: dict[int, str] = {}
+    for item in (answer.data or {}).get("lessons", []):
+        n, text = item.get("n"), item.get("lesson")
+        if isinstance(n, int) and 1 <= n <= len(batch) and isinstance(text, str):
+            drafts[n] = redact(" ".join(text.split()))
+    rewritten = 0
+    for n, (lesson, seen) in enumerate(zip(batch, evidence, strict=True), 1):
+        draft = drafts.get(n)
+        if draft is None:  # not answered: the offline text stays (each lesson is asked once)
+            store.update_lesson(lesson.with_changes(source="model", updated_at=utc_now()),
+                                "model: no answer")  # fmt: skip
+        elif not draft:
+            store.update_lesson(lesson.with_changes(source="model", learnable=False,
+                                                    updated_at=utc_now()),
+                                "model: nothing reusable")  # fmt: skip
+        elif len(draft.split()) > DRAFT_WORDS * 1.5 or invented(draft, f"{lesson.text} {seen}"):
+            store.update_lesson(lesson.with_changes(source="model", updated_at=utc_now()),
+                                "model draft refused", draft[:300])  # fmt: skip
+        else:
+            store.update_lesson(lesson.with_changes(text=draft, source="model",
+                                                    updated_at=utc_now()),
+                                "drafted by the model", lesson.text[:300])  # fmt: skip
+            rewritten += 1
+    return rewritten
+
+
+def _evidence(store: Store, lesson: Lesson) -> str:
+    """The passages a lesson was drawn from, clipped (what the model may draw on)."""
+    texts = []
+    for episode_id in lesson.episodes[:3]:
+        episode = store.get_episode(episode_id)
+        if episode is not None:
+            texts.append(" ".join(episode.text.split()))
+    return " … ".join(texts)[:_EVIDENCE_CHARS] or "(the lesson itself)"
 
 
 def pending(ctx: Context) -> list[Lesson]:

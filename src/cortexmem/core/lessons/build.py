@@ -254,6 +254,26 @@ def lessons_from_events(events: Sequence[Event]) -> list[Lesson]:
     return out
 
 
+_CODE: Final = re.compile(r"`([^`\n]{1,200})`")
+
+
+def invented(draft: str, evidence: str) -> list[str]:
+    """What a drafted lesson names that its evidence does not: each command, path or
+    identifier it quotes in backticks, and each path it writes bare, that appears nowhere in
+    the evidence (compared without case and spacing). A model that rewrites a lesson may
+    reword it, never make up the command it tells the next session to run."""
+    seen = " ".join(evidence.lower().split())
+    paths = (p.rstrip(".") for p in _PATHS.findall(_CODE.sub(" ", draft)))  # a sentence's end
+    bare = [p for p in paths if _looks_like_a_path(p)]
+    named = [m.group(1) for m in _CODE.finditer(draft)] + bare
+    return [n for n in named if " ".join(n.lower().split()) not in seen]
+
+
+def _looks_like_a_path(text: str) -> bool:
+    """``src/cache.py`` or ``a/b/c``, not prose such as ``and/or``."""
+    return text.count("/") >= 2 or "." in text.rsplit("/", 1)[-1]
+
+
 def confirm(kept: Lesson, learned: Lesson, now: str | None = None) -> Lesson | None:
     """``kept`` with what ``learned`` (the same key) adds, or None when it adds nothing (its
     evidence is already kept: learning twice from the same events changes nothing). A new
