@@ -461,3 +461,27 @@ def test_a_drafted_lesson_may_reword_but_never_name_a_command_its_evidence_does_
 ):
     evidence = "`uv run pytest -q` failed: AssertionError in src/cache.py (the key ignores it)"
     assert build.invented(draft, evidence) == made_up
+
+
+def test_a_fix_learned_again_with_another_cause_keeps_the_place_not_one_cause():
+    def fixed(session: str, cause: str) -> Lesson:
+        head = "When `mise run test` fails with “task failed”, look at reset_test.go"
+        return Lesson(text=f"{head}: last time {cause}", key="k", sessions=(session,),
+                      events=(f"e-{session}",))  # fmt: skip
+
+    first = fixed("s1", "Reset() wrote to os.Stderr")
+    again = build.confirm(first, fixed("s2", "the branch naming changed"))
+    assert again is not None and again.text.endswith(
+        "look at reset_test.go: fixed there in 2 sessions, for different causes "
+        "(last: the branch naming changed)"
+    )
+    third = build.confirm(again, fixed("s3", "errors were plain"))
+    assert (
+        third is not None
+        and "in 3 sessions" in third.text
+        and third.text.endswith("(last: errors were plain)")
+    )
+    same_cause = build.confirm(first, fixed("s2", "Reset() wrote to os.Stderr"))
+    assert same_cause is not None and same_cause.text == first.text  # one cause, twice: as is
+    worded = first.with_changes(source="model", text="When the reset tests fail, read the test.")
+    assert build.confirm(worded, fixed("s2", "other")).text == worded.text  # a model's words stay

@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -137,17 +138,19 @@ def test_lessons_are_learned_after_a_capture_and_learning_again_changes_nothing(
 def test_lessons_from_the_real_transcripts(tmp_path: Path, repo: Path):
     if not TRANSCRIPTS.is_dir():
         pytest.skip(f"the real transcripts are not here ({TRANSCRIPTS})")
-    ingest([TRANSCRIPTS / "entireio-cli", TRANSCRIPTS / "claude-code-log-real_projects"],
-           reader=READER, into=repo)  # fmt: skip
+    result = ingest([TRANSCRIPTS / "entireio-cli", TRANSCRIPTS / "claude-code-log-real_projects"],
+                    reader=READER, into=repo)  # fmt: skip
     with Context.for_cwd(repo) as ctx:
-        report = lesson_service.learn_all(ctx)
-        assert len(report.added) >= 10
-        kinds = {x.kind for x in report.added}
-        assert {"failure", "correction"} <= kinds
-        stash = [x for x in report.added if x.trigger.program == "git stash"]
+        learned = list(ctx.require("project").iter_lessons(()))  # ingest learns as Stop does
+        assert result.projects[str(ctx.paths.root)]["lessons_added"] == len(learned) >= 10
+        assert {"failure", "correction"} <= {x.kind for x in learned}
+        stash = [x for x in learned if x.trigger.program == "git stash"]
         assert stash and "do not stash" in stash[0].text
-        again = lesson_service.learn_all(ctx)
-        assert not again.added and not again.confirmed  # idempotent
+        again = lesson_service.learn_all(ctx)  # the backfill finds nothing more: idempotent
+        assert not again.added and not again.confirmed
+        # a fix made in the same place in three sessions, each time for another reason
+        (recurring,) = [x for x in learned if len(x.sessions) == 3]
+        assert "reset_test.go: fixed there in 3 sessions, for different causes" in recurring.text
 
 
 def route(cortex_home: Path, use: str, url: str, timeout: int = 10) -> None:
@@ -337,6 +340,37 @@ def test_the_model_puts_offline_lessons_in_better_words_without_inventing_comman
         assert store.get_lesson(fix.id).confirmed == 2 and len(server.requests) == requests
     finally:
         server.close()
+
+
+def test_a_lesson_confirmed_in_two_sessions_is_proposed_for_claude_md_and_the_settings(
+    ctx: Context, repo: Path
+):
+    from cortexmem.core.learning import LearningConfig
+    from cortexmem.services import review
+    from cortexmem.services.suggest import learned_drafts, propose
+
+    capture(ctx, repo, session_lines(repo))
+    assert learned_drafts(ctx, LearningConfig(), datetime.now(UTC)) == []  # one session: not yet
+    capture(ctx, repo, session_lines(repo, "second-session"), "second-session")
+    report = propose(ctx, LearningConfig(), sources=[learned_drafts])
+    queued = {(s.destination, s.title): s for s in report.queued}
+    ask = queued[("settings_json", "Ask before `git stash`")]
+    assert json.loads(ask.text) == {"permissions": {"ask": ["Bash(git stash:*)"]}}
+    rules = [s for (where, _), s in queued.items() if where == "claude_md"]
+    assert sorted(s.text[:40] for s in rules) == [
+        "- Do not run `git stash` unasked: the pe", "- When `uv run pytest -q` fails with “1 ",
+    ]  # fmt: skip
+    assert all("2 sessions" in s.rationale for s in report.queued)
+    assert propose(ctx, LearningConfig(), sources=[learned_drafts]).queued == []  # once
+
+    settings = repo / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"permissions": {"allow": ["Bash(uv run pytest:*)"]}, "model": "opus"}')
+    review.apply(ctx, ask.id, who="test")
+    assert json.loads(settings.read_text()) == {
+        "permissions": {"allow": ["Bash(uv run pytest:*)"], "ask": ["Bash(git stash:*)"]},
+        "model": "opus",
+    }
 
 
 def test_a_principle_waits_for_review_then_retires_what_it_generalises(ctx: Context):

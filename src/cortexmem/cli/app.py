@@ -727,7 +727,8 @@ def _run_ingest(paths: list[Path], into: Path | None, as_json: bool) -> None:
         click.echo(
             f"{project}: {totals['sessions']} sessions, {totals['lines']} new lines, "
             f"{totals['events_added']} events, {totals['memories_added']} memories, "
-            f"{totals['observations_added']} tool calls observed"
+            f"{totals['observations_added']} tool calls observed, "
+            f"{totals['lessons_added']} lessons learned"
         )
     for skipped in result.skipped:
         click.echo(f"  skipped {skipped.path}: {skipped.reason}", err=True)

@@ -12,7 +12,7 @@ computes the target file's content after the change, from its content before:
 * ``skill``: a skill folder's ``SKILL.md``.
 
 The sources: promoted instincts (``from_instinct``), failures that keep coming back
-(``recurring_failures`` → ``from_failure``), and lessons (issue 15) through the same ``Draft``.
+(``recurring_failures`` → ``from_failure``), and lessons worth keeping (``from_lesson``).
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from cortexmem.model import Event, Instinct, Suggestion, new_id
+from cortexmem.core.command_form import command_form
+from cortexmem.model import Event, Instinct, Lesson, Suggestion, new_id
 
 SECTION: Final = "## Learned by Cortex"
 CLAUDE_MD: Final = "CLAUDE.md"
@@ -231,6 +232,53 @@ def from_failure(failure: Recurring) -> Draft:
         f"failure:{failure.target}:{error_shape(failure.error)}",
         tuple(f"session {s}" for s in failure.sessions[:10]), failure.count,
     )  # fmt: skip
+
+
+def worth_keeping(lesson: Lesson) -> bool:
+    """A lesson a person may want to make permanent: active and learnable, confirmed in a second
+    session or promoted to the always-loaded tiers, and not judged noise more often than
+    followed."""
+    return (
+        lesson.status == "active"
+        and lesson.learnable
+        and (lesson.tier in ("T1", "T0") or len(lesson.sessions) >= 2)
+        and lesson.irrelevant + lesson.ignored <= lesson.followed + 1
+    )
+
+
+def from_lesson(lesson: Lesson) -> list[Draft]:
+    """A lesson worth keeping as a standing instruction in CLAUDE.md; a shell command the person
+    refused also as an ``ask`` permission in ``.claude/settings.json``, so Claude Code asks
+    before it runs that command again, whatever mode it runs in."""
+    evidence = (
+        f"learned {lesson.confirmed}x over {len(lesson.sessions)} sessions ({lesson.tier}); "
+        f"shown {lesson.shown}, followed {lesson.followed}, ignored {lesson.ignored}",
+        *(f"session {s}" for s in lesson.sessions[:5]),
+    )
+    why = (
+        f"A {lesson.kind} lesson confirmed in {len(lesson.sessions)} sessions "
+        f"(tier {lesson.tier}, lesson {lesson.id}); written down, it holds without Cortex."
+    )
+    title = " ".join(lesson.text.split())
+    drafts = [
+        Draft(
+            "claude_md", CLAUDE_MD, "Lesson: " + (title[:70] + "…" if len(title) > 70 else title),
+            f"- {title}", why, f"lesson:{lesson.id}", evidence, lesson.confirmed,
+            ident=f"lesson:{lesson.key[:24]}",
+        )
+    ]  # fmt: skip
+    t = lesson.trigger
+    form = command_form(t.command) if lesson.kind == "correction" and t.command else ""
+    if t.tool == "Bash" and form:
+        rule = f"Bash({form}:*)"
+        drafts.append(Draft(
+            "settings_json", SETTINGS_JSON, f"Ask before `{form}`",
+            json.dumps({"permissions": {"ask": [rule]}}),
+            f"The person refused `{form}` in {len(lesson.sessions)} sessions; with this rule "
+            "Claude Code asks before running it.",
+            f"lesson:{lesson.id}", evidence, lesson.confirmed, essence=rule, ident=f"ask:{form}",
+        ))  # fmt: skip
+    return drafts
 
 
 # ----------------------------------------------------------------- the change itself

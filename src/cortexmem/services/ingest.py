@@ -4,6 +4,7 @@ Each transcript goes to the project it was recorded in, found from its own ``cwd
 repository root of that folder, so worktrees share one store). A transcript whose folder no
 longer exists is skipped with a reason unless ``into`` names the project to use. Cursors make a
 second run read nothing new, so backfill is idempotent and can be interrupted at any time.
+Each session's lessons are learned as a live Stop would learn them (idempotently too).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from cortexmem.errors import (
 )
 from cortexmem.services.capture import CaptureReport, TranscriptReader, capture_session
 from cortexmem.services.context import Context
+from cortexmem.services.lessons import learn_session
 
 
 @dataclass
@@ -47,6 +49,7 @@ class IngestResult:
                 "events_added": 0,
                 "memories_added": 0,
                 "observations_added": 0,
+                "lessons_added": 0,
             },
         )
         totals["sessions"] += 1
@@ -158,4 +161,12 @@ def _ingest_one(
     report = capture_session(ctx, path, reader=reader, session_id=info.session_id, live=False)
     result.sessions += 1
     result.add(str(ctx.paths.root), report)
+    # What the session teaches, as a live Stop would learn it (lessons never cost the capture).
+    try:
+        learned = learn_session(ctx, info.session_id)
+    except Exception as exc:  # said, and `cortex lessons learn` backfills what this missed
+        note = f"read, but its lessons were not learned: {type(exc).__name__}: {exc}"
+        result.skipped.append(Skipped(str(path), note[:500]))
+    else:
+        result.projects[str(ctx.paths.root)]["lessons_added"] += len(learned.added)
     return report

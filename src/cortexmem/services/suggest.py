@@ -9,9 +9,12 @@ Sources (each a function ``(ctx, config) -> drafts``, listed in ``SOURCES``):
 * session lessons: each substantial session (``lesson_min_calls`` tool calls) once quiet, its
   five-section lesson → an inbox note (``core.retrospective``);
 * skills: step sequences repeated in ``skill_min_tasks`` sessions → a skill (weekly at Stop);
-* lessons (issue 15): the extension point. A lessons service adds its own function to
-  ``SOURCES`` (or passes ``extra``), turning each learnable lesson into a ``Draft``; nothing
-  else changes: keys, duplicates, ranking and the review are the same for every source.
+* lessons: each learnable lesson confirmed in a second session or promoted to T1/T0 → a
+  CLAUDE.md instruction, and a command the person refused → an ``ask`` permission in
+  ``.claude/settings.json`` (``core.suggestions.from_lesson``).
+
+A new source is a function added to ``SOURCES``: keys, duplicates, ranking and the review are
+the same for every source.
 
 Drafts come from templates; with ``use_model`` and a model configured for ``distill`` the
 model rewrites each one's text and rationale (what is sent goes through ``for_model``: secrets
@@ -34,9 +37,11 @@ from cortexmem.core.suggestions import (
     Draft,
     from_failure,
     from_instinct,
+    from_lesson,
     recurring_failures,
     select,
     to_suggestion,
+    worth_keeping,
 )
 from cortexmem.model import Observation, Suggestion, format_time, utc_now
 from cortexmem.services.context import Context
@@ -104,9 +109,18 @@ def skill_drafts(ctx: Context, config: LearningConfig, now: datetime) -> list[Dr
     return [skill_draft(c) for c in found]
 
 
-# Every source of suggestions. Lessons (issue 15) add their own here: a function turning each
-# learnable lesson into a ``Draft`` (destination, target, text, rationale, evidence).
-SOURCES: list[Source] = [instinct_drafts, failure_drafts, lesson_drafts, skill_drafts]
+def learned_drafts(ctx: Context, config: LearningConfig, now: datetime) -> list[Draft]:
+    """Lessons worth keeping, as permanent instructions (``core.suggestions.from_lesson``)."""
+    store = ctx.store("project")
+    if store is None:
+        return []
+    return [d for x in store.iter_lessons(("active",)) if worth_keeping(x) for d in from_lesson(x)]
+
+
+# Every source of suggestions: a function turning what recurs into ``Draft``s.
+SOURCES: list[Source] = [
+    instinct_drafts, failure_drafts, lesson_drafts, skill_drafts, learned_drafts
+]  # fmt: skip
 # The pass over completed sessions for skills runs weekly at Stop (``services.learn``).
 WEEKLY: tuple[Source, ...] = (skill_drafts,)
 

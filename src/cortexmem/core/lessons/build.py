@@ -254,6 +254,31 @@ def lessons_from_events(events: Sequence[Event]) -> list[Lesson]:
     return out
 
 
+_LAST_TIME: Final = ": last time "
+_FIXED_THERE: Final = re.compile(
+    r": fixed there in \d+ sessions, for different causes \(last: (.*)\)$", re.DOTALL
+)
+
+
+def _recurring_text(kept: Lesson, learned: Lesson, sessions: int) -> str:
+    """A fix learned again in another session with another cause: where it was fixed is what
+    recurs, and one cause would mislead; the latest is kept as such. Only offline text is
+    reworded (a model's or a person's words stay)."""
+    if kept.kind != "failure" or kept.source != "structural":
+        return kept.text
+    latest = learned.text.split(_LAST_TIME, 1)[1] if _LAST_TIME in learned.text else None
+    found = _FIXED_THERE.search(kept.text)
+    if found:
+        head, cause = kept.text[: found.start()], found.group(1)
+    elif _LAST_TIME in kept.text:
+        head, cause = kept.text.split(_LAST_TIME, 1)
+    else:
+        return kept.text
+    if latest is None or (found is None and latest == cause):
+        return kept.text
+    return f"{head}: fixed there in {sessions} sessions, for different causes (last: {latest})"
+
+
 _CODE: Final = re.compile(r"`([^`\n]{1,200})`")
 
 
@@ -283,10 +308,12 @@ def confirm(kept: Lesson, learned: Lesson, now: str | None = None) -> Lesson | N
     if not new_events:
         return None
     new_sessions = [s for s in learned.sessions if s not in kept.sessions]
+    sessions = kept.sessions + tuple(new_sessions)
     return kept.with_changes(
+        text=_recurring_text(kept, learned, len(sessions)) if new_sessions else kept.text,
         events=kept.events + tuple(new_events),
         episodes=kept.episodes + tuple(e for e in learned.episodes if e not in kept.episodes),
-        sessions=kept.sessions + tuple(new_sessions),
+        sessions=sessions,
         confirmed=kept.confirmed + len(new_sessions),
         last_confirmed_at=learned.last_confirmed_at if new_sessions else kept.last_confirmed_at,
         importance=max(kept.importance, learned.importance),
