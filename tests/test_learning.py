@@ -26,6 +26,8 @@ from cortexmem.core.learning import (
 from cortexmem.core.suggestions import from_instinct
 from cortexmem.model import Instinct, Observation, format_time
 
+from conftest import git
+
 DAY0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 
 
@@ -280,13 +282,12 @@ def test_settings_come_from_one_file_and_bad_values_keep_their_defaults():
 # ----------------------------------------------------------------- on a real store
 
 
-def test_learn_writes_instincts_the_summary_and_the_generated_rules(tmp_path: Path):
+def test_learn_writes_instincts_the_summary_and_the_generated_rules(repo: Path):
     from cortexmem.project.paths import resolve
     from cortexmem.services.context import Context
     from cortexmem.services.learn import is_due, learn, rules_path
 
-    project = tmp_path / "proj"
-    project.mkdir()
+    project = repo
     (project / ".cortex").mkdir()
     (project / ".cortex" / "learning.yaml").write_text("min_sessions: 2\nnot yaml: [\n")
     sessions = seed_sessions()
@@ -305,6 +306,10 @@ def test_learn_writes_instincts_the_summary_and_the_generated_rules(tmp_path: Pa
         report = learn(ctx, now=now)
         rules = rules_path(ctx.paths).read_text()
         assert "- **[95%, 30x seen]** Frequent tool chain: Grep->Read->Edit (seen 30x)" in rules
+        # private like the store: listed in the clone's own info/exclude, never a change to commit
+        assert "cortex-generated-rules" not in git(repo, "status", "--porcelain", "-uall")
+        assert "/.claude/rules/cortex-generated-rules.md" in (
+            repo / ".git" / "info" / "exclude").read_text()  # fmt: skip
         summary = (ctx.paths.data_dir / "learning" / "daily-summary.md").read_text()
         assert "1 promoted" in summary
         files = sorted(p.name for p in (ctx.paths.data_dir / "learning" / "instincts").glob("*"))

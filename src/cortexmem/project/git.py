@@ -147,3 +147,20 @@ def changed_files(worktree: Path, timeout: float = 1.0, limit: int = 200) -> lis
             i += 1  # a rename/copy is followed by its source path
         files.append(path)
     return files
+
+
+def exclude_from_git(git_common_dir: str, pattern: str) -> None:
+    """List ``pattern`` in the repository's own ``info/exclude`` (local to this clone; the
+    project's .gitignore is never touched): what Cortex writes into the working tree (the
+    briefing, the lessons, the generated rules) is per person, private like its store."""
+    path = os.path.join(git_common_dir, "info", "exclude")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except FileNotFoundError:
+        text = ""
+    if pattern in text.split("\n"):
+        return
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(("" if not text or text.endswith("\n") else "\n") + pattern + "\n")

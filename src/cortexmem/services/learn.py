@@ -34,6 +34,7 @@ from cortexmem.core.learning import (
 )
 from cortexmem.model import format_time, parse_time
 from cortexmem.project.files import write_atomic
+from cortexmem.project.git import exclude_from_git
 from cortexmem.project.paths import ProjectPaths
 from cortexmem.services.context import Context
 
@@ -164,6 +165,9 @@ def write_views(paths: ProjectPaths, result: LearningPlan, config: LearningConfi
     rules = rules_path(paths)
     text = rules_markdown(result.promoted)
     if text:
+        if paths.repo is not None:  # private like the store: never shown as a change to commit
+            with contextlib.suppress(OSError):
+                exclude_from_git(str(paths.repo.common_dir), "/" + RULES_FILE.as_posix())
         if write_atomic(rules, text, private=True):
             written.append(str(rules))
     elif rules.is_file():

@@ -14,28 +14,13 @@ import os
 from collections.abc import Callable
 
 from cortexmem.project.files import write_atomic
+from cortexmem.project.git import exclude_from_git
 from cortexmem.project.paths import ProjectPaths
 from cortexmem.services.briefing_cache import LOCK_NAME, PidLock
 
 RULES_FILE = os.path.join(".claude", "rules", "cortex-briefing.md")
 # The always-loaded lessons (T0 principles, T1 behavioural): ``services.lessons.publish``.
 LESSONS_FILE = os.path.join(".claude", "rules", "cortex-lessons.md")
-
-
-def exclude_from_git(git_common_dir: str, pattern: str) -> None:
-    """List ``pattern`` in the repository's own ``info/exclude`` (local to this clone; the
-    project's .gitignore is never touched): the briefing is per person and per session."""
-    path = os.path.join(git_common_dir, "info", "exclude")
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except FileNotFoundError:
-        text = ""
-    if pattern in text.split("\n"):
-        return
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "a", encoding="utf-8") as fh:
-        fh.write(("" if not text or text.endswith("\n") else "\n") + pattern + "\n")
 
 
 def write_rules_file(
