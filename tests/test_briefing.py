@@ -145,8 +145,8 @@ def test_high_value_decisions_may_overflow_the_budget_but_nothing_else():
 
 
 def test_a_gotcha_with_its_fix_may_overflow_a_budget_the_work_state_filled():
-    state = [Item(mem(f"Session {i}: goal: " + "word " * 80, "context", event="session_summary"),
-                  1 - i / 100) for i in range(4)]  # fmt: skip
+    state = [Item(mem(f"Session {i}: goal: task {i} " + "word " * 80, "context",
+                      event="session_summary"), 1 - i / 100) for i in range(4)]  # fmt: skip
     decisions = [Item(mem(f"Decision {i} " + "because " * 20, priority=8), 0.9) for i in range(3)]
     fixed = Item(mem("`make test` failed: the fixture needs TZ=UTC. Fixed by changes to "
                      "conftest.py", "gotcha", priority=7), 0.5)  # fmt: skip
@@ -371,6 +371,20 @@ def test_progress_logs_are_folded_into_one_line_and_do_not_crowd_out_knowledge()
                       "step 24 of the refactor on the parser module"]  # fmt: skip
     assert "Done:" not in result.markdown
     assert "CRLF" in result.markdown
+
+
+def test_a_request_asked_again_in_a_later_session_supersedes_the_earlier_outcome():
+    goal = "Search if claude -p can use WebSearch and the Task tool. Summarize the findings"
+    sessions = [
+        Item(mem(f"Session 2026-03-{d:02d}: goal: {goal}. Outcome: {outcome}.", "progress",
+                 day=d, event="session_summary"), 0.5)
+        for d, outcome in ((2, "I could not run claude -p: permission needed"),
+                           (3, "Yes: allow it with --allowedTools WebSearch"))
+    ] + [Item(mem("Session 2026-03-01: goal: List the tools you have. Outcome: Read, Write.",
+                  "progress", day=1, event="session_summary"), 0.5)]  # fmt: skip
+    text = build(BriefingInput("p", "main", NOW, sessions), estimate_tokens).markdown
+    assert "--allowedTools WebSearch" in text and "List the tools" in text
+    assert "permission needed" not in text  # the same request's older, superseded outcome
 
 
 def test_no_two_lines_say_the_same_thing():

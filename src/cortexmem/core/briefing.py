@@ -401,6 +401,38 @@ def fold_howtos(howtos: Sequence[Item]) -> dict[str, Item]:
     return out
 
 
+_GOAL: Final = re.compile(
+    r"^Session [^:]{1,40}: goal: (.{1,600}?)"
+    r"(?:\. (?:Last request|Outcome|Files changed|Commits|Still open): |\.?$)",
+    re.DOTALL,
+)
+GOAL_KEY_CHARS: Final = 80
+
+
+def goal_key(summary: str) -> str | None:
+    """What a session summary says it set out to do, as a key (words, lower case, its start)."""
+    found = _GOAL.match(summary)
+    if found is None:
+        return None
+    return " ".join(_WORD.findall(found.group(1).lower()))[:GOAL_KEY_CHARS] or None
+
+
+def newest_per_goal(summaries: Sequence[Item]) -> list[Item]:
+    """``summaries`` (newest first) without the older sessions that set out to do the same as a
+    newer one: the same request asked again (after a try that failed, was refused or lost its
+    context) is where the work stands now; the older outcome is superseded."""
+    seen: set[str] = set()
+    out = []
+    for item in summaries:
+        key = goal_key(item.memory.content)
+        if key is not None and key in seen:
+            continue
+        if key is not None:
+            seen.add(key)
+        out.append(item)
+    return out
+
+
 def command_line(command: Command) -> str:
     runs = f" (ran {command.runs}×)" if command.runs > 1 else ""
     return f"- `{shorten(command.text, 100)}`{runs}"
@@ -425,11 +457,11 @@ def pools_of(data: BriefingInput) -> tuple[dict[str, list[Line]], str]:
     ranked = sorted(data.items, key=lambda i: (-i.score, i.memory.created_at, i.memory.id))
     progress = [i for i in ranked if section_of(i.memory) is None
                 and i.memory.memory_type == "progress"]  # fmt: skip
-    summaries = sorted(
+    summaries = newest_per_goal(sorted(
         (i for i in ranked if tags_of(i.memory) & SUMMARY_TAGS),
         key=lambda i: (i.memory.created_at, i.memory.id),
         reverse=True,
-    )
+    ))  # fmt: skip
     # the newest session in full, then the short lines (the files worked on, the recent work
     # folded), then the older sessions at the width of an item (budget left widens them)
     for item in summaries[:1]:
