@@ -47,7 +47,8 @@ def run(source: Path, work: Path) -> dict[str, object]:
         last = max((o.at for o in store.iter_observations()), default=None)
         if last is None:
             return {"project": source.name, "observations": 0}
-        report = learn(ctx, now=parse_time(last) + timedelta(hours=12))
+        report = learn(ctx, now=parse_time(last) + timedelta(hours=12),
+                       edit_tools=READER.dialect.edit_tools)  # fmt: skip
         p = report.plan
         return {
             "project": str(source.relative_to(source.parents[1])),

@@ -24,6 +24,7 @@ from cortexmem.core.learning import (
     workflow_steps,
 )
 from cortexmem.core.suggestions import from_instinct
+from cortexmem.hosts.claude_code.transcript import DIALECT
 from cortexmem.model import Instinct, Observation, format_time
 
 from conftest import git
@@ -228,16 +229,17 @@ def test_the_steps_of_the_work_become_a_workflow_an_assistant_can_follow():
         for n in range(5)
     ]  # fmt: skip
     observations = [o for s in sessions for o in s]
-    assert [step for step, _ in workflow_steps(sessions[0])] == [
+    edits = DIALECT.edit_tools  # Claude Code's tools that change files (Edit, Write, …)
+    assert [step for step, _ in workflow_steps(sessions[0], edits)] == [
         "Edit", "`uv run ruff check`", "Edit", "`uv run pytest`"
     ]  # fmt: skip
-    patterns, _ = find_patterns(observations)
+    patterns, _ = find_patterns(observations, edit_tools=edits)
     workflows = {p.label: p for p in patterns if p.family == "workflow"}
     # Edit -> lint -> Edit ends on an edit: work in progress, not a workflow that checks it.
     assert set(workflows) == {"`uv run ruff check`->Edit->`uv run pytest`"}
     assert workflows["`uv run ruff check`->Edit->`uv run pytest`"].count == 5
 
-    result = plan([], observations, DAY0 + timedelta(hours=6), LearningConfig())
+    result = plan([], observations, DAY0 + timedelta(hours=6), LearningConfig(), edit_tools=edits)
     rules = rules_markdown(result.promoted)
     assert "Workflow: `uv run ruff check`, then Edit, then `uv run pytest` (seen 5x)" in rules
     draft = from_instinct(next(i for i in result.promoted if i.label.startswith("`uv run ruff")))

@@ -42,10 +42,11 @@ def learn(click_ctx: click.Context, dry_run: bool, as_of: str | None, as_json: b
     2 sessions, to .claude/rules/cortex-generated-rules.md. Settings: .cortex/learning.yaml.
     """
     from cortexmem.core.learning import percent, rule_line
+    from cortexmem.hosts.claude_code.transcript import DIALECT
     from cortexmem.services.learn import learn as run
 
     ctx = open_context(click_ctx)
-    report = run(ctx, now=parse_moment(as_of), dry_run=dry_run)
+    report = run(ctx, now=parse_moment(as_of), dry_run=dry_run, edit_tools=DIALECT.edit_tools)
     if as_json:
         print_json(report.to_dict())
         return

@@ -36,7 +36,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timedelta
-from typing import Any, Final
+from typing import Any
 
 from cortexmem.core.command_form import form_step
 from cortexmem.core.extraction.commands import step_kind
@@ -172,23 +172,22 @@ def _fix_rule(failed: str, passed: str) -> str:
     return f"{lead}: `{failed}` failed where `{passed}` passed"
 
 
-# Tools that change files: a workflow's "edit" step (whatever the host calls its editing tools).
-EDITING_TOOLS: Final = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit", "apply_patch"})
-
-
-def workflow_steps(calls: Sequence[Observation]) -> list[tuple[str, Observation]]:
+def workflow_steps(
+    calls: Sequence[Observation], edit_tools: frozenset[str] = frozenset()
+) -> list[tuple[str, Observation]]:
     """A session's calls as the steps of its work: each edit, and each run of one of the
     project's own steps (a test, a check, a build, by the command's form), in order, failed
     calls left out (fixing them is the ``fix`` family's business) and a step repeated in a row
     counted once (three edits in a row are one edit step). Looking around (reads, searches,
-    ``ls``, ``git log``) is not a step."""
+    ``ls``, ``git log``) is not a step. ``edit_tools``: the host's tools that change files
+    (``core.session.Dialect.edit_tools``; none known: workflows of commands only)."""
     out: list[tuple[str, Observation]] = []
     for call in calls:
         if not call.ok:
             continue
         if call.command and step_kind(call.command):
             step = f"`{call.command}`"
-        elif call.tool in EDITING_TOOLS:
+        elif call.tool in edit_tools:
             step = "Edit"
         else:
             continue
@@ -200,7 +199,9 @@ def workflow_steps(calls: Sequence[Observation]) -> list[tuple[str, Observation]
 
 
 def find_patterns(
-    observations: Iterable[Observation], exclude_sessions: frozenset[str] = frozenset()
+    observations: Iterable[Observation],
+    exclude_sessions: frozenset[str] = frozenset(),
+    edit_tools: frozenset[str] = frozenset(),
 ) -> tuple[list[Pattern], int]:
     """The window's patterns and how many sessions it holds (``exclude_sessions`` left out)."""
     seen: dict[str, _Seen] = {}
@@ -252,7 +253,7 @@ def find_patterns(
                          session, later.at)  # fmt: skip
                 break  # the next run of the same program decides
         # Workflows: three steps of the work in a row, ending on a command that checks it.
-        steps = workflow_steps(calls)
+        steps = workflow_steps(calls, edit_tools)
         for j in range(2, len(steps)):
             names = tuple(step for step, _ in steps[j - 2 : j + 1])
             if names[-1] == "Edit" or len(set(names)) < 3:
@@ -384,12 +385,13 @@ def plan(
     now: datetime,
     config: LearningConfig,
     exclude_sessions: frozenset[str] = frozenset(),
+    edit_tools: frozenset[str] = frozenset(),
 ) -> LearningPlan:
     """One run of stages 2-5 over ``observations`` (already limited to the window)."""
     stamp = format_time(now)
     since = format_time(now - timedelta(days=config.window_days))
     window = [o for o in observations if since <= o.at <= stamp]
-    patterns, total = find_patterns(window, exclude_sessions)
+    patterns, total = find_patterns(window, exclude_sessions, edit_tools)
     scored = score_patterns(patterns, total, now, config)
     before = {i.key: i for i in previous}
     candidates: list[Instinct] = []

@@ -98,12 +98,15 @@ class Dialect:
 
     ``injected_tags``: regular expressions of tag names whose whole element the host inserted
     (``<name>...</name>``); ``injected_prefixes``: how a user turn the host wrote begins;
-    ``summary_preamble``: a regular expression of the boilerplate before a compaction summary.
+    ``summary_preamble``: a regular expression of the boilerplate before a compaction summary;
+    ``edit_tools``: the tools that change files (the core knows no tool by name).
     """
 
     injected_tags: tuple[str, ...] = ()
     injected_prefixes: tuple[str, ...] = ()
     summary_preamble: str | None = None
+    # The host's tools that change files: the "edit" steps of the learning loop's workflows.
+    edit_tools: frozenset[str] = frozenset()
 
 
 PLAIN: Final = Dialect()

@@ -268,9 +268,11 @@ def from_lesson(lesson: Lesson) -> list[Draft]:
         )
     ]  # fmt: skip
     t = lesson.trigger
+    # A refused shell command (only those carry a command), in the host's permission syntax:
+    # its tool's name, then the command's form as a prefix.
     form = command_form(t.command) if lesson.kind == "correction" and t.command else ""
-    if t.tool == "Bash" and form:
-        rule = f"Bash({form}:*)"
+    if t.tool and form:
+        rule = f"{t.tool}({form}:*)"
         drafts.append(Draft(
             "settings_json", SETTINGS_JSON, f"Ask before `{form}`",
             json.dumps({"permissions": {"ask": [rule]}}),

@@ -258,7 +258,9 @@ class RecallServer:
                 # connection opened and closed in this process would take SQLite's locks of
                 # the server's one with it.
                 ctx = Context(paths, timeout=self.ctx.timeout, _open=self.ctx._open)
-                upkeep(ctx, f"{label} (upkeep)", functools.partial(log_line, paths.log), captures)
+                edits = self.reader.dialect.edit_tools if self.reader is not None else frozenset()
+                upkeep(ctx, f"{label} (upkeep)", functools.partial(log_line, paths.log), captures,
+                       edit_tools=edits)  # fmt: skip
             except Exception as exc:  # keep serving; the next turn's end asks again
                 self.log_once(f"recall server: upkeep failed: {type(exc).__name__}: {exc}")
 

@@ -111,10 +111,12 @@ def learn(
     dry_run: bool = False,
     write_files: bool = True,
     suggest: bool = True,
+    edit_tools: frozenset[str] = frozenset(),
 ) -> LearnReport:
     """One run of the loop on the project store (see the module); then, unless it is a dry
     run, the suggestions its promotions and the recurring failures make are queued for review
-    (templates only: a model is never waited for here)."""
+    (templates only: a model is never waited for here). ``edit_tools``: the host's tools that
+    change files (its ``Dialect``), the edit steps of workflows."""
     now = now or datetime.now(UTC)
     config, problems = load_config(ctx.paths)
     store = ctx.store("project") if dry_run else ctx.writable("project")
@@ -124,7 +126,8 @@ def learn(
     since = format_time(now - timedelta(days=config.window_days))
     observations = store.observations_since(since)
     previous = store.instincts()
-    result = plan(previous, observations, now, config, frozenset(store.automated_sessions()))
+    automated = frozenset(store.automated_sessions())
+    result = plan(previous, observations, now, config, automated, edit_tools)
     report = LearnReport(result, config, dry_run, problems)
     if dry_run:
         return report
@@ -196,11 +199,13 @@ def is_due(ctx: Context, now: datetime | None = None) -> bool:
         return True
 
 
-def maybe_learn(ctx: Context, now: datetime | None = None) -> LearnReport | None:
+def maybe_learn(
+    ctx: Context, now: datetime | None = None, edit_tools: frozenset[str] = frozenset()
+) -> LearnReport | None:
     """Run the loop when it is due (at Stop, off the hook's path); None when it was not."""
     if not is_due(ctx, now):
         return None
-    return learn(ctx, now=now)
+    return learn(ctx, now=now, edit_tools=edit_tools)
 
 
 def review_status(ctx: Context) -> dict[str, Any]:

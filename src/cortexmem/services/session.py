@@ -132,7 +132,7 @@ def after_capture(
     if full and report.finished and deadline - time.monotonic() > LIFECYCLE_LEFT:
         lifecycle(ctx, label, log)
         done.steps.append("lifecycle")
-        if learning(ctx, label, log):
+        if learning(ctx, label, log, reader.dialect.edit_tools):
             done.steps.append("learning")
     consolidate(ctx, label, log, done.memories_added, deadline)
     return done
@@ -154,13 +154,14 @@ def upkeep(
     *,
     write_briefing: Callable[[str], bool] | None = None,
     budget: float = LIFECYCLE_LEFT + QUEUE_BUDGET,
+    edit_tools: frozenset[str] = frozenset(),
 ) -> None:
     """What turns' ends handed to the background worker, done once for all of them: the
     projections and the briefing, the daily lifecycle pass, and the consolidation trigger
     counted once per capture (``captures``: the memories each one added)."""
     refresh_projections(ctx, label, log, write_briefing)
     lifecycle(ctx, label, log)
-    learning(ctx, label, log)
+    learning(ctx, label, log, edit_tools)
     deadline = time.monotonic() + budget
     for added in captures or (0,):
         consolidate(ctx, label, log, added, deadline)
@@ -215,7 +216,9 @@ def lifecycle(ctx: Context, label: str, log: Log) -> None:
         log(f"{label}: lifecycle pass failed: {type(exc).__name__}: {exc}")
 
 
-def learning(ctx: Context, label: str, log: Log) -> bool:
+def learning(
+    ctx: Context, label: str, log: Log, edit_tools: frozenset[str] = frozenset()
+) -> bool:
     """The learning loop when it is due (``services.learn``): new observations since its
     last run, and the interval of ``.cortex/learning.yaml`` passed; then the daily dream, as a
     dry run (``services.dream``). True when the loop ran."""
@@ -223,7 +226,7 @@ def learning(ctx: Context, label: str, log: Log) -> bool:
         from cortexmem.services.dream import maybe_dream
         from cortexmem.services.learn import maybe_learn
 
-        report = maybe_learn(ctx)
+        report = maybe_learn(ctx, edit_tools=edit_tools)
         dreamt = maybe_dream(ctx) if report is not None else None
         if dreamt is not None:
             log(f"{label}: dream (dry run): report {dreamt.report}")

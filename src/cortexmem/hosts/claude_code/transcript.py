@@ -171,6 +171,7 @@ DIALECT: Final = Dialect(
         r"^\s*This session is being continued from a previous conversation[^\n]*\n"
         r"(?:[^\n]*summarized below:?\s*\n)?"
     ),
+    edit_tools=frozenset(t for t, kind in TOOL_KINDS.items() if kind in ("edit", "write")),
 )
 
 
