@@ -216,9 +216,7 @@ def lifecycle(ctx: Context, label: str, log: Log) -> None:
         log(f"{label}: lifecycle pass failed: {type(exc).__name__}: {exc}")
 
 
-def learning(
-    ctx: Context, label: str, log: Log, edit_tools: frozenset[str] = frozenset()
-) -> bool:
+def learning(ctx: Context, label: str, log: Log, edit_tools: frozenset[str] = frozenset()) -> bool:
     """The learning loop when it is due (``services.learn``): new observations since its
     last run, and the interval of ``.cortex/learning.yaml`` passed; then the daily dream, as a
     dry run (``services.dream``). True when the loop ran."""
