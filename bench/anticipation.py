@@ -5,7 +5,8 @@ The store: the sample sessions of examples/ (a payments API: idempotency keys, w
 retries, logging) plus 2,000 filler memories about a warehouse inventory service, so a hit is
 not just "the only thing there". The unrelated prompts touch neither domain. For each prompt
 the selection the UserPromptSubmit hook makes (``core.anticipation.select`` over the recall
-order, in-process) is applied while the table sweeps the threshold and the margin.
+order, in-process) is applied while the table sweeps the gate and the weight of the prompt's
+information (its words weighted by how rare they are in the store).
 
 Run:  .venv/bin/python bench/anticipation.py
 """
@@ -18,10 +19,10 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from cortexmem.core.anticipation import MARGIN, THRESHOLD, Pick, baseline, select, worth_asking
+from cortexmem.core.anticipation import GATE, INFORMATION_WEIGHT, Pick, select, worth_asking
 from cortexmem.hosts.claude_code.reader import READER
 from cortexmem.model import Memory
-from cortexmem.services.anticipate import candidates
+from cortexmem.services.anticipate import candidates, term_weights
 from cortexmem.services.context import Context
 from cortexmem.services.embedding import Embedder, sync_context
 from cortexmem.services.ingest import ingest
@@ -109,18 +110,17 @@ ZONES = ["receiving dock", "cold store", "picking zone", "returns bay", "cross-d
          "quality hold", "transfer hub", "mezzanine", "loading bay", "label printer"]  # fmt: skip
 
 
-def best_similarities(ctx: Context, embedder: Embedder, prompt: str) -> tuple[list[Pick], float]:
-    """The recall order's top 10 with their evidence (similarity, BM25 when the prompt's words
-    found them) and the candidates' median similarity, as the hook's selection sees them."""
+def best_similarities(ctx: Context, embedder: Embedder, prompt: str) -> list[Pick]:
+    """The recall order's top 10 with their evidence (similarity; the share of the prompt's
+    words and information when its words found them), as the hook's selection sees them."""
     if not worth_asking(prompt):
-        return [], 0.0
+        return []
     sims: dict[tuple[str, str], float] = {}
     words: dict[tuple[str, str], float] = {}
     ranked = recall(ctx, prompt, limit=10, embedder=embedder, count_access=False,
                     with_links=False, all_branches=True, similarities=sims,
                     word_scores=words)  # fmt: skip
-    top = candidates(ranked, prompt, sims, words)
-    return top, baseline(list(sims.values()))
+    return candidates(ranked, prompt, sims, words, term_weights(ctx, prompt))
 
 
 def main() -> None:
@@ -145,20 +145,17 @@ def main() -> None:
         unrelated = [best_similarities(ctx, embedder, p) for p in UNRELATED]
     print(f"store: {len(filler)} filler memories + the examples; "
           f"{len(RELATED)} related and {len(UNRELATED)} unrelated prompts")  # fmt: skip
-    print(f"{'threshold':>9} {'margin':>6}  {'injects on related':>18}  "
+    print(f"{'gate':>5} {'weight':>6}  {'injects on related':>18}  "
           f"{'injects on unrelated':>20}")  # fmt: skip
-    # The threshold and margin are the bars for meaning alone; words and meaning agreeing
-    # (``AGREEMENT``, ``WORDS_MEMORY``, ``WORDS_EPISODE``) qualify on every row.
-    settings = [(t, MARGIN) for t in (0.45, 0.50, 0.55, 0.60, 0.65, 0.70, 0.80)]
-    settings += [(THRESHOLD, m) for m in (0.0, 0.10, 0.20)]
-    for threshold, margin in settings:
+    settings = [(g, INFORMATION_WEIGHT) for g in (0.56, 0.66, 0.71, 0.76, 0.81, 0.86, 0.96)]
+    settings += [(GATE, w) for w in (0.0, 0.3, 1.0)]
+    for gate, weight in settings:
 
-        def rate(rows, t: float = threshold, m: float = margin) -> float:
-            picked = [select(picks, floor=floor, threshold=t, margin=m) for picks, floor in rows]
-            return sum(1 for p in picked if p) / len(rows)
+        def rate(rows: list[list[Pick]], g: float = gate, w: float = weight) -> float:
+            return sum(1 for picks in rows if select(picks, gate=g, weight=w)) / len(rows)
 
-        mark = "  <- default" if (threshold, margin) == (THRESHOLD, MARGIN) else ""
-        print(f"{threshold:>9.2f} {margin:>6.2f}  {rate(related):>18.0%}  "
+        mark = "  <- default" if (gate, weight) == (GATE, INFORMATION_WEIGHT) else ""
+        print(f"{gate:>5.2f} {weight:>6.2f}  {rate(related):>18.0%}  "
               f"{rate(unrelated):>20.0%}{mark}")  # fmt: skip
 
 

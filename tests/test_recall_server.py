@@ -28,10 +28,11 @@ from cortexmem.core.anticipation import (
     HEADER,
     TOKEN_CAP,
     Pick,
-    baseline,
     coverage,
     estimate_tokens,
     excerpt,
+    informative,
+    rarity,
     render,
     select,
     worth_asking,
@@ -66,41 +67,35 @@ def pick(similarity: float, text: str = "a memory about something", **fields) ->
     return Pick(Memory(text, "decision", **fields), similarity)
 
 
-def test_select_needs_the_threshold_and_the_margin_over_the_floor():
-    ranked = [pick(0.58), pick(0.75), pick(0.61), pick(0.9), pick(0.7), pick(0.65)]
-    sims = lambda picks: [p.similarity for p in picks]  # noqa: E731
-    # Threshold 0.6 alone (floor 0): the first three that clear it, in the given order.
-    assert sims(select(ranked, threshold=0.6, max_items=3)) == [0.75, 0.61, 0.9]
-    assert sims(select(ranked, threshold=0.6)) == [0.75, 0.61, 0.9, 0.7, 0.65]  # at most 5
-    assert sims(select(ranked)) == [0.75, 0.9, 0.7]  # the default threshold, 0.7
-    # A high floor (what every memory reaches): only those a margin above it.
-    assert sims(select(ranked, floor=0.6)) == [0.75, 0.9]
-    assert sims(select(ranked, floor=0.6, margin=0.2)) == [0.9]
-    assert select(ranked, floor=0.8) == []
-    assert sims(select(ranked, threshold=0.7, floor=0.1)) == [0.75, 0.9, 0.7]
-    assert sims(select(ranked, threshold=0.7, floor=0.5)) == [0.75, 0.9, 0.7]  # 0.7 > 0.5+0.15
-    assert sims(select(ranked, threshold=0.7, floor=0.56)) == [0.75, 0.9]  # 0.56+0.15 > 0.7
-    assert select([], floor=0.0) == []
-    assert baseline([0.1, 0.9, 0.3]) == 0.3 and baseline([0.1, 0.3, 0.5, 0.9]) == 0.4
-    assert baseline([]) == 0.0
+def test_select_needs_meaning_and_information_to_reach_the_gate():
+    def p(similarity: float, information: float = 0.0, words: float = 0.0) -> Pick:
+        return Pick(Memory("m", "decision"), similarity, words=words, information=information)
+
+    sims = lambda picks: [x.similarity for x in picks]  # noqa: E731
+    # Meaning alone must be very close (0.76); holding the prompt's rare words lowers the bar.
+    assert select([p(0.75)]) == [] and sims(select([p(0.77)])) == [0.77]
+    assert select([p(0.55, information=0.3)]) == []  # 0.55 + 0.6 × 0.3 = 0.73
+    assert len(select([p(0.55, information=0.4)])) == 1  # 0.55 + 0.6 × 0.4 = 0.79
+    assert select([p(0.3, information=0.7)]) == []  # rare words, meaning far off: 0.72
+    # Once one qualifies, the candidates close in meaning or found by words come along, in the
+    # ranking's order, at most 5.
+    ranked = [p(0.2, words=0.2), p(0.3), p(0.6, information=0.5), p(0.5), p(0.1), p(0.4)]
+    assert sims(select(ranked)) == [0.2, 0.6, 0.5, 0.4]
+    assert sims(select(ranked, max_items=2)) == [0.2, 0.6]
+    assert select(ranked, gate=0.95) == [] and select([]) == []
+    assert sims(select([p(0.3), p(0.8)], weight=0.0, gate=0.8)) == [0.8]
 
 
-def test_words_and_meaning_agreeing_qualify_and_bring_companions():
-    def p(similarity: float, words: float = 0.0, episode: bool = False) -> Pick:
-        return Pick(Memory("m", "decision"), similarity, words=words, episode=episode)
-
-    # Meaning alone at 0.55 is not enough; with half the prompt's words it is.
-    assert select([p(0.55)]) == []
-    assert len(select([p(0.55, words=0.5)])) == 1
-    assert select([p(0.45, words=1.0)]) == []  # words without meaning
-    assert select([p(0.55, words=0.25)]) == []  # a stray word
-    # Conversation shares incidental words: an episode needs more of them.
-    assert select([p(0.55, words=0.45, episode=True)]) == []
-    assert len(select([p(0.55, words=0.6, episode=True)])) == 1
-    # Once one qualifies, better-ranked candidates found by both legs come along, in order.
-    ranked = [p(0.4, words=0.2), p(0.3, words=0.8), p(0.6, words=0.5), p(0.5), p(0.36, 0.1)]
-    assert [x.similarity for x in select(ranked)] == [0.4, 0.6, 0.36]
-    assert select([p(0.4, words=0.2), p(0.36, 0.1)]) == []  # but none qualifies
+def test_information_is_the_share_of_the_prompts_rare_words_held():
+    # 1,000 documents: "test" in 600, "webhook" in 12, "backoff" in none.
+    weights = rarity(1000, {"test": 600, "webhook": 12, "backoff": 0})
+    assert weights["backoff"] > weights["webhook"] > weights["test"] > 0
+    assert rarity(10, {"x": 50})["x"] > 0  # a count above the total (two stores) stays sane
+    assert informative(weights, "Webhook retries back off") == pytest.approx(
+        weights["webhook"] / sum(weights.values())
+    )
+    assert informative(weights, "run the test") < 0.1  # a word every document has says little
+    assert informative(weights, "") == 0.0 and informative({}, "test") == 0.0
 
 
 def test_coverage_is_the_share_of_the_prompts_words_held():

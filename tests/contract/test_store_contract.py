@@ -169,6 +169,17 @@ def test_archived_memories_are_not_searched_by_default(store: Store):
     assert [c.memory.id for c in found] == [m.id]
 
 
+def test_term_documents_counts_memories_and_episodes_holding_each_word(store: Store):
+    store.add_memory(Memory("Webhook retries back off exponentially"))
+    store.add_memory(Memory("The test suite runs with uv run pytest"))
+    store.add_episodes([Episode("why do the webhook tests fail?", session_id="s1", line=1)])
+    total, found = store.term_documents(["webhook", "tests", "nothing", 'a"b', "webhook"])
+    assert total == 3
+    # words match as the word search matches them (stemmed: "tests" holds "test")
+    assert found == {"webhook": 2, "tests": 2, "nothing": 0, 'a"b': 0}
+    assert store.term_documents([]) == (3, {})
+
+
 def test_secrets_are_redacted_before_they_are_stored(store: Store):
     token = "ghp_" + "a1B2c3D4e5" * 4
     m, _ = store.add_memory(Memory(f"deploy with GITHUB_TOKEN={token}", tags=("ci",)))

@@ -5,24 +5,21 @@ it; this decides. Injecting something irrelevant on every prompt is worse than i
 nothing (peers' warnings "fire on almost every unrelated prompt"), so the rule is strict:
 
 * prompts that carry no question (a slash command, "ok", "thanks", "continue") get nothing;
-* something must qualify, by one of two kinds of evidence:
-
-  - meaning alone: its cosine similarity to the prompt clears ``THRESHOLD`` and stands
-    ``MARGIN`` above the median similarity of the candidates (the baseline every memory of the
-    project reaches, partly through the shared ``[project:name]`` prefix);
-  - words and meaning agreeing: it holds at least ``WORDS_MEMORY`` of the prompt's search
-    words (``WORDS_EPISODE`` for what was said: conversation shares incidental words with any
-    prompt) and it is at least ``AGREEMENT`` close in meaning. Either leg alone is weak
-    (prompts about other projects share generic words, and the same question style reaches
-    cosine 0.4-0.5); both together rarely happen by chance. The share of the prompt's words,
-    unlike a BM25 score, means the same in a store of fifty memories or of fifty thousand.
-
-  An episode (raw conversation) needs ``EPISODE_MARGIN`` more meaning to qualify alone.
-  The bars were calibrated on ``bench/continuity.py``: on other projects' questions (prompts
-  unrelated to the store) about 3% inject;
-* once something qualifies, the best-ranked candidates found by both words and meaning
-  (``COMPANION`` cosine) may come along: at most ``MAX_ITEMS`` in the ranking's order, and
-  the whole block stays under ``TOKEN_CAP`` tokens;
+* something must qualify: its meaning (cosine similarity to the prompt) plus
+  ``INFORMATION_WEIGHT`` × the share of the prompt's information it holds must reach ``GATE``.
+  The information is the prompt's search words weighted by how rare each is in the store (BM25's
+  idf over the store's memories and episodes): a passage holding the prompt's rare words
+  ("AudioWorklet", "TestResetCmd") says it is about this project, one holding only words every
+  project uses ("test", "run", "file") does not. Meaning alone reaches the gate only when very
+  close; the same question style about another project reaches cosine 0.4-0.6 and holds few of
+  its rare words. Calibrated on ``bench/continuity.py``: about 2-4% of other projects' questions
+  (prompts unrelated to the store) inject, and it is flat around the chosen values (weight
+  0.5-1.0, gate 0.72-0.84 give 0.61-0.64 of the questions answered at 2-4% false). It replaced
+  two separate bars (meaning alone over 0.70 and a margin over the median; or 40-50% of the
+  prompt's words with meaning over 0.50): 0.55 answered at 3.9% false on the same set;
+* once something qualifies, the best-ranked candidates close in meaning (``COMPANION``) or found
+  by the prompt's words come along: at most ``MAX_ITEMS`` in the ranking's order, and the
+  whole block stays under ``TOKEN_CAP`` tokens;
 * a long memory or passage is shown around the prompt's words, not only from its start.
 """
 
@@ -30,7 +27,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -38,12 +35,8 @@ from cortexmem.core.text import shorten
 from cortexmem.core.tokens import estimate_tokens
 from cortexmem.model import Memory
 
-THRESHOLD: Final = 0.70
-MARGIN: Final = 0.15
-AGREEMENT: Final = 0.50
-WORDS_MEMORY: Final = 0.4
-WORDS_EPISODE: Final = 0.5
-EPISODE_MARGIN: Final = 0.06
+GATE: Final = 0.76
+INFORMATION_WEIGHT: Final = 0.6
 COMPANION: Final = 0.35
 # As many as recall's top 5, within the seed's push budget (300-500 tokens): what was said
 # comes as passages, the answer is often the second or third of them, and at 400 tokens the
@@ -53,10 +46,11 @@ TOKEN_CAP: Final = 500
 MIN_WORDS: Final = 3
 __all__ = [
     "Pick",
-    "baseline",
     "coverage",
     "estimate_tokens",
     "excerpt",
+    "informative",
+    "rarity",
     "render",
     "select",
     "worth_asking",
@@ -80,6 +74,8 @@ class Pick:
     # The share of the prompt's search words it holds (``coverage``; 0: none).
     words: float = 0.0
     episode: bool = False
+    # The share of the prompt's information it holds (``informative``; 0: none).
+    information: float = 0.0
 
 
 def worth_asking(prompt: str) -> bool:
@@ -96,39 +92,45 @@ def coverage(terms: Sequence[str], text: str) -> float:
     return len(wanted & {w.lower() for w in _WORDS.findall(text)}) / len(wanted)
 
 
-def baseline(similarities: Sequence[float]) -> float:
-    """The median similarity of the candidates: what "related to nothing in particular" scores."""
-    ordered = sorted(similarities)
-    if not ordered:
+def rarity(total: int, documents: Mapping[str, int]) -> dict[str, float]:
+    """Each term's weight by how rare it is among ``total`` documents: BM25's idf,
+    ``ln(1 + (N - n + 0.5) / (n + 0.5))`` (a word in every document weighs little, one in none
+    the most: a prompt's word the store never saw is information it does not hold)."""
+    n_all = max(0, total)
+    return {
+        term: math.log(1 + (n_all - min(n, n_all) + 0.5) / (min(n, n_all) + 0.5))
+        for term, n in documents.items()
+    }
+
+
+def informative(weights: Mapping[str, float], text: str) -> float:
+    """The share of the prompt's information (its terms' ``rarity`` weights) ``text`` holds as
+    words."""
+    total = sum(weights.values())
+    if total <= 0.0:
         return 0.0
-    middle = len(ordered) // 2
-    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+    held = {w.lower() for w in _WORDS.findall(text)}
+    return sum(v for t, v in weights.items() if t in held) / total
 
 
 def select(
     ranked: Sequence[Pick],
     *,
-    floor: float = 0.0,
-    threshold: float = THRESHOLD,
-    margin: float = MARGIN,
+    gate: float = GATE,
+    weight: float = INFORMATION_WEIGHT,
     max_items: int = MAX_ITEMS,
-    agreement: float = AGREEMENT,
 ) -> list[Pick]:
     """The first ``max_items`` of ``ranked`` (in its order) worth showing: nothing unless one
-    qualifies (meaning alone over both the threshold and ``floor + margin``, or words and
-    meaning agreeing); then those that qualify and the companions found by both legs."""
-    bar = max(threshold, floor + margin)
+    qualifies (meaning + ``weight`` × information reaches ``gate``); then those that qualify
+    and the companions close in meaning or found by the prompt's words."""
 
     def qualifies(p: Pick) -> bool:
-        meaning = p.similarity - (EPISODE_MARGIN if p.episode else 0.0)
-        words = WORDS_EPISODE if p.episode else WORDS_MEMORY
-        return meaning >= bar or (p.words >= words and p.similarity >= agreement)
+        return p.similarity + weight * p.information >= gate
 
     if not any(qualifies(p) for p in ranked):
         return []
-    return [p for p in ranked if qualifies(p) or (p.words > 0.0 and p.similarity >= COMPANION)][
-        :max_items
-    ]
+    shown = [p for p in ranked if qualifies(p) or p.similarity >= COMPANION or p.words > 0.0]
+    return shown[:max_items]
 
 
 _TERM: Final = re.compile(r"[^\W_]{3,}")

@@ -8,7 +8,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from cortexmem.core.anticipation import Pick, baseline, coverage, render, select, worth_asking
+from cortexmem.core.anticipation import (
+    Pick,
+    coverage,
+    informative,
+    rarity,
+    render,
+    select,
+    worth_asking,
+)
 from cortexmem.core.fts_query import query_terms
 from cortexmem.core.ranking import Ranked
 from cortexmem.model import utc_now
@@ -42,11 +50,9 @@ def anticipate(
     if not similarity:
         return Anticipation()
     # Each candidate carries both kinds of evidence: meaning (cosine) and words (the share of
-    # the prompt's search words it holds, when the word search found it); an
-    # episode (raw conversation) is held to stricter bars (``core.anticipation``).
-    picks = select(
-        candidates(ranked, prompt, similarity, words), floor=baseline(list(similarity.values()))
-    )
+    # the prompt's information it holds, its words weighted by how rare they are in the
+    # stores, when the word search found it): ``core.anticipation``.
+    picks = select(candidates(ranked, prompt, similarity, words, term_weights(ctx, prompt)))
     text = render(picks, prompt=prompt)
     if not text:
         return Anticipation()
@@ -63,23 +69,40 @@ def anticipate(
     return Anticipation(text, [p.memory.id for p in shown], [p.similarity for p in shown])
 
 
+def term_weights(ctx: Context, prompt: str) -> dict[str, float]:
+    """The prompt's search words, each weighted by how rare it is in the stores searched."""
+    terms, _ = query_terms(prompt)
+    total, documents = 0, dict.fromkeys(terms, 0)
+    for _, store in ctx.existing():
+        n, found = store.term_documents(terms)
+        total += n
+        for term, count in found.items():
+            documents[term] = documents.get(term, 0) + count
+    return rarity(total, documents)
+
+
 def candidates(
     ranked: list[Ranked],
     prompt: str,
     similarity: dict[tuple[str, str], float],
     found: dict[tuple[str, str], float],
+    weights: dict[str, float],
 ) -> list[Pick]:
-    """The recall order with each result's evidence: meaning (its cosine similarity) and words
-    (the share of the prompt's search words it holds, when the word search found it)."""
+    """The recall order with each result's evidence: meaning (its cosine similarity), and, when
+    the word search found it, the share of the prompt's search words and of its information
+    (``weights``) it holds."""
     terms, _ = query_terms(prompt)
-    return [
-        Pick(
-            r.memory,
-            similarity.get((r.scope, r.memory.id), 0.0),
-            words=coverage(terms, f"{r.memory.content}\n{r.memory.summary or ''}")
-            if (r.scope, r.memory.id) in found
-            else 0.0,
-            episode=r.episode is not None,
+    picks = []
+    for r in ranked:
+        text = f"{r.memory.content}\n{r.memory.summary or ''}"
+        worded = (r.scope, r.memory.id) in found
+        picks.append(
+            Pick(
+                r.memory,
+                similarity.get((r.scope, r.memory.id), 0.0),
+                words=coverage(terms, text) if worded else 0.0,
+                episode=r.episode is not None,
+                information=informative(weights, text) if worded else 0.0,
+            )
         )
-        for r in ranked
-    ]
+    return picks

@@ -226,6 +226,11 @@ class MemoryStore(Protocol):
         self, query: str, flt: MemoryFilter, limit: int, scope: str
     ) -> list[Candidate]: ...
 
+    def term_documents(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """How many documents (memories and episodes) the store holds, and how many of them
+        hold each of ``terms`` (a word as a search matches it): how rare a word is here."""
+        ...
+
     def top_memories(
         self, types: Sequence[str], flt: MemoryFilter, limit: int
     ) -> list[tuple[Memory, int]]: ...

@@ -547,6 +547,25 @@ class SQLiteStore(EpisodeRooms, AIRooms, LearningRooms, LessonRooms, Transaction
         for row in rows:
             yield row_to_memory(row)
 
+    def term_documents(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        words = list(dict.fromkeys(t for t in terms if t))
+
+        def op(conn: sqlite3.Connection) -> tuple[int, dict[str, int]]:
+            total = conn.execute(
+                "SELECT (SELECT count(*) FROM memories) + (SELECT count(*) FROM episodes)"
+            ).fetchone()[0]
+            found = {}
+            for word in words:
+                phrase = '"' + word.replace('"', '""') + '"'  # a quoted term: never syntax
+                found[word] = sum(
+                    conn.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH ?",
+                                 (phrase,)).fetchone()[0]
+                    for table in ("memories_fts", "episodes_fts")
+                )  # fmt: skip
+            return int(total), found
+
+        return self.read(op)
+
     def search_text(self, query: str, flt: MemoryFilter, limit: int, scope: str) -> list[Candidate]:
         match = to_fts_query(query)
         if match is None or limit <= 0:
