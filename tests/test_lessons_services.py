@@ -329,6 +329,7 @@ def test_the_model_puts_offline_lessons_in_better_words_without_inventing_comman
         drafted, kept = store.get_lesson(fix.id), store.get_lesson(refusal.id)
         assert drafted.text == better and drafted.source == "model" and drafted.key == fix.key
         assert kept.text == refusal.text  # `git worktree add` is in no evidence: refused
+        assert kept.source == refusal.source and kept.model_asked_at is not None  # asked once
         history = store.lesson_history(refusal.id)
         assert history[-1][1] == "model draft refused" and "git worktree add" in history[-1][2]
         assert store.lesson_history(fix.id)[-1][1:] == ("drafted by the model", fix.text[:300])

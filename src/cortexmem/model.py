@@ -799,6 +799,8 @@ class Lesson:
     updated_at: str = field(default_factory=utc_now)
     last_confirmed_at: str | None = None
     last_recalled_at: str | None = None
+    # When a model was asked to put it in better words (once; its answer is in the history).
+    model_asked_at: str | None = None
     id: str = field(default_factory=lambda: new_id("ls"))
 
     def __post_init__(self) -> None:
@@ -821,6 +823,7 @@ class Lesson:
         _timestamp("updated_at", self.updated_at)
         _timestamp("last_confirmed_at", self.last_confirmed_at, optional=True)
         _timestamp("last_recalled_at", self.last_recalled_at, optional=True)
+        _timestamp("model_asked_at", self.model_asked_at, optional=True)
         if not isinstance(self.id, str) or not is_valid_id(self.id):
             raise ValueError(f"lesson id is not a valid id: {self.id!r}")
 
@@ -859,6 +862,7 @@ class Lesson:
             "updated_at": self.updated_at,
             "last_confirmed_at": self.last_confirmed_at,
             "last_recalled_at": self.last_recalled_at,
+            "model_asked_at": self.model_asked_at,
         }
 
     @classmethod

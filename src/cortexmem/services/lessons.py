@@ -301,8 +301,12 @@ DRAFT_SCHEMA = {
 
 
 def _undrafted(store: LessonStore, limit: int) -> list[Lesson]:
-    """The newest active lessons drawn offline and never drafted by the model."""
-    found = [x for x in store.iter_lessons(("active",)) if x.source in OFFLINE_SOURCES]
+    """The newest active lessons drawn offline that no model was asked about yet."""
+    found = [
+        x
+        for x in store.iter_lessons(("active",))
+        if x.source in OFFLINE_SOURCES and x.model_asked_at is None
+    ]
     return found[-limit:] if limit > 0 else []
 
 
@@ -326,7 +330,8 @@ def draft_with_model(ctx: Context, limit: int = DRAFT_BATCH) -> int:
     their evidence (the lesson and the passages it came from), in one call (``use="distill"``).
     A draft that names a command, path or identifier the evidence does not is refused (the
     offline text stays); one the model finds teaches nothing reusable is no longer learnable.
-    Each lesson is asked about once, answered or not; returns how many were rewritten. Raises what
+    Each lesson is asked about once (``model_asked_at``), answered or not; a rewritten one's
+    ``source`` becomes ``model``. Returns how many were rewritten. Raises what
     ``services.models.ask`` raises (NoModelConfigured, NotAllowed, ProviderError)."""
     from cortexmem.core.lessons.build import invented
     from cortexmem.core.redact import redact
@@ -356,20 +361,17 @@ def draft_with_model(ctx: Context, limit: int = DRAFT_BATCH) -> int:
             drafts[n] = redact(" ".join(text.split()))
     rewritten = 0
     for n, (lesson, seen) in enumerate(zip(batch, evidence, strict=True), 1):
+        now = utc_now()
+        asked = lesson.with_changes(model_asked_at=now, updated_at=now)  # each one asked once
         draft = drafts.get(n)
-        if draft is None:  # not answered: the offline text stays (each lesson is asked once)
-            store.update_lesson(lesson.with_changes(source="model", updated_at=utc_now()),
-                                "model: no answer")  # fmt: skip
+        if draft is None:  # not answered: the offline text stays
+            store.update_lesson(asked, "model: no answer")
         elif not draft:
-            store.update_lesson(lesson.with_changes(source="model", learnable=False,
-                                                    updated_at=utc_now()),
-                                "model: nothing reusable")  # fmt: skip
+            store.update_lesson(asked.with_changes(learnable=False), "model: nothing reusable")
         elif len(draft.split()) > DRAFT_WORDS * 1.5 or invented(draft, f"{lesson.text} {seen}"):
-            store.update_lesson(lesson.with_changes(source="model", updated_at=utc_now()),
-                                "model draft refused", draft[:300])  # fmt: skip
+            store.update_lesson(asked, "model draft refused", draft[:300])
         else:
-            store.update_lesson(lesson.with_changes(text=draft, source="model",
-                                                    updated_at=utc_now()),
+            store.update_lesson(asked.with_changes(text=draft, source="model"),
                                 "drafted by the model", lesson.text[:300])  # fmt: skip
             rewritten += 1
     return rewritten
