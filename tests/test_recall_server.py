@@ -517,6 +517,48 @@ def test_a_server_without_a_reader_declines_a_capture(repo: Path):
         server.ctx.close()
 
 
+def test_the_server_works_a_piece_at_a_time_so_requests_never_wait_for_all_of_it(
+    repo: Path, tmp_path: Path
+):
+    """Eight sessions ending turns at once: the server captures one turn's end, then answers
+    whoever waits, then the next; the upkeep they ask for waits a moment to be done once for
+    all, and is done a step at a time too."""
+    from cortexmem.hosts.claude_code.reader import READER
+    from cortexmem.recall.server import RecallServer
+
+    server = RecallServer(repo, idle=60, reader=READER)
+    try:
+        for n in range(3):
+            transcript = tmp_path / f"s{n}.jsonl"
+            transcript.write_text(json.dumps({
+                "type": "user", "sessionId": f"s{n}", "timestamp": f"2026-01-0{n + 1}T00:00:01Z",
+                "message": {"role": "user", "content": f"We decided to use queue {n} for jobs."},
+            }) + "\n")  # fmt: skip
+            turn = {"transcript": str(transcript), "session_id": f"s{n}"}
+            reply = server.handle({"op": "capture", "cwd": str(repo), "label": "Stop", **turn})
+            assert reply == {"ok": True, "queued": n + 1}
+        assert server._work_due()
+        server.capture(limit=1)
+        assert [c["session_id"] for c in server.captures_due] == ["s1", "s2"]
+        decided = [m.content for m in server.ctx.require("project").iter_memories()
+                   if m.memory_type == "decision"]  # fmt: skip
+        assert decided == ["We decided to use queue 0 for jobs."]
+        server.capture()
+        assert server.captures_due == [] and len(server.upkeep_due[str(repo)][1]) == 3
+        assert not server._work_due()  # the upkeep waits for more turns' ends to join it
+        server.upkeep_since -= 60
+        assert server._work_due()
+        steps = 0
+        while server.upkeep_step():
+            steps += 1
+            assert server.upkeep_due == {}  # taken at the first step; new asks wait their turn
+        assert steps == 3 + 3  # projections, lifecycle, learning, a consolidation per capture
+        assert not server._work_due()
+        assert "Stop (upkeep): projections updated" in server.ctx.paths.log.read_text()
+    finally:
+        server.ctx.close()
+
+
 def test_stop_leaves_its_upkeep_to_the_server_which_does_it_once(repo: Path, tmp_path: Path):
     """A turn's end handed to the server does only the capture; the server then builds the
     briefing (and the rest of the upkeep) once for every capture that asked meanwhile."""

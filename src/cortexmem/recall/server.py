@@ -48,7 +48,7 @@ from cortexmem import settings
 from cortexmem.recall.client import IDLE_SECONDS, private, runtime_dir, socket_path
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
     from cortexmem.project.paths import ProjectPaths
     from cortexmem.services.capture import TranscriptReader
@@ -92,6 +92,8 @@ class RecallServer:
         # Upkeep asked for and not done yet: working folder -> (label, memories per capture).
         self.upkeep_due: dict[str, tuple[str, list[int]]] = {}
         self.upkeep_since = 0.0
+        # The upkeep under way, a step at a time (``upkeep_step``).
+        self.upkeep_steps: Iterator[str] | None = None
         self.root = root
         # The host's transcript reader (None: this server does not take captures) and the
         # turns' ends handed over and not captured yet.
@@ -198,14 +200,16 @@ class RecallServer:
             self.captures_due.append(due)
         return {"ok": True, "queued": len(self.captures_due)}
 
-    def capture(self) -> None:
-        """Capture the turns' ends handed over, then their upkeep (once per working folder)."""
+    def capture(self, limit: int | None = None) -> None:
+        """Capture the turns' ends handed over (the first ``limit`` of them: between two, the
+        loop answers the requests waiting); their upkeep is queued, done once for several."""
         from cortexmem.project.log import log_line
         from cortexmem.project.paths import resolve
         from cortexmem.services.context import Context
         from cortexmem.services.session import after_capture
 
-        due, self.captures_due = self.captures_due, []
+        cut = len(self.captures_due) if limit is None else max(0, limit)
+        due, self.captures_due = self.captures_due[:cut], self.captures_due[cut:]
         for turn in due:
             cwd, label = str(turn["cwd"]), str(turn["label"] or "Stop")
             try:
@@ -231,8 +235,6 @@ class RecallServer:
                 )
             except Exception as exc:  # keep serving; the next capture reads from the cursor
                 self.log_once(f"recall server: capture failed: {type(exc).__name__}: {exc}")
-        if self.upkeep_due:
-            self.upkeep()
 
     def _queue_upkeep(self, cwd: str, label: str, added: int) -> bool:
         if not self.upkeep_due:
@@ -242,11 +244,28 @@ class RecallServer:
         return True
 
     def upkeep(self) -> None:
-        """Do the upkeep turns' ends asked for, per working folder of this project."""
+        """Do the upkeep turns' ends asked for, all of it (idle, or stopping)."""
+        while self.upkeep_step():
+            pass
+
+    def upkeep_step(self) -> bool:
+        """One step of the upkeep turns' ends asked for (per working folder of this project: the
+        projections, the lifecycle, the learning loop, the consolidation); False when none is
+        left. Between two steps the loop answers the requests waiting."""
+        if self.upkeep_steps is None:
+            self.upkeep_steps = self._upkeep_steps()
+        try:
+            next(self.upkeep_steps)
+        except StopIteration:
+            self.upkeep_steps = None
+            return False
+        return True
+
+    def _upkeep_steps(self) -> Iterator[str]:
         from cortexmem.project.log import log_line
         from cortexmem.project.paths import resolve
         from cortexmem.services.context import Context
-        from cortexmem.services.session import upkeep
+        from cortexmem.services.session import upkeep_steps
 
         due, self.upkeep_due = self.upkeep_due, {}
         for cwd, (label, captures) in due.items():
@@ -259,8 +278,9 @@ class RecallServer:
                 # the server's one with it.
                 ctx = Context(paths, timeout=self.ctx.timeout, _open=self.ctx._open)
                 edits = self.reader.dialect.edit_tools if self.reader is not None else frozenset()
-                upkeep(ctx, f"{label} (upkeep)", functools.partial(log_line, paths.log), captures,
-                       edit_tools=edits)  # fmt: skip
+                yield from upkeep_steps(ctx, f"{label} (upkeep)",
+                                        functools.partial(log_line, paths.log), captures,
+                                        edit_tools=edits)  # fmt: skip
             except Exception as exc:  # keep serving; the next turn's end asks again
                 self.log_once(f"recall server: upkeep failed: {type(exc).__name__}: {exc}")
 
@@ -289,19 +309,27 @@ class RecallServer:
     # ------------------------------------------------------------- loop
 
     def serve(self, sock: socket.socket) -> None:
+        """Answer requests first; between them, one piece of work at a time: a turn's end
+        captured, or the upkeep once ``UPKEEP_WAIT`` has gathered several (so eight sessions
+        ending turns at once wait for one capture at most, never for all of them and the
+        upkeep); when nothing asks, the upkeep, the model's work and the embedding backlog."""
         sock.settimeout(ACCEPT_TIMEOUT)
         while self.running:
             if time.monotonic() - self.last_request > self.idle:
                 break
             if not self.ctx.paths.data_dir.exists():
                 break
+            if self._work_due() and not _waiting(sock):
+                if self.captures_due:
+                    self.capture(limit=1)
+                else:
+                    self.upkeep_step()
+                continue
             try:
                 conn, _ = sock.accept()
             except TimeoutError:
                 self.model_work()
-                if self.captures_due:
-                    self.capture()
-                elif self.upkeep_due:
+                if self.upkeep_due or self.upkeep_steps is not None:
                     self.upkeep()
                 elif time.monotonic() - self.last_sync > SYNC_EVERY and (
                     self.backlog_left or self._stores_changed()
@@ -314,16 +342,19 @@ class RecallServer:
             self.last_request = time.monotonic()
             with conn:
                 self._answer(conn)
-            # A turn ended: captured now, unless another request is waiting (a Stop waiting for
-            # its hand-over to be taken, a prompt for its context): those are answered first.
-            if self.captures_due and not _waiting(sock):
-                self.capture()
-            if self.upkeep_due and time.monotonic() - self.upkeep_since > UPKEEP_WAIT:
-                self.upkeep()
         if self.captures_due:  # handed over before the server stopped: done, not dropped
             self.capture()
         if self.upkeep_due:
             self.upkeep()
+
+    def _work_due(self) -> bool:
+        """A turn's end to capture, an upkeep under way, or upkeep gathered for
+        ``UPKEEP_WAIT``."""
+        return (
+            bool(self.captures_due)
+            or self.upkeep_steps is not None
+            or (bool(self.upkeep_due) and time.monotonic() - self.upkeep_since > UPKEEP_WAIT)
+        )
 
     def model_work(self) -> None:
         """Start the background model worker when there is settled work and none runs."""

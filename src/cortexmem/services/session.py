@@ -18,7 +18,7 @@ keeps Stop inside its budget: their upkeep is done once, off their path.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -159,12 +159,33 @@ def upkeep(
     """What turns' ends handed to the background worker, done once for all of them: the
     projections and the briefing, the daily lifecycle pass, and the consolidation trigger
     counted once per capture (``captures``: the memories each one added)."""
+    for _ in upkeep_steps(ctx, label, log, captures, write_briefing=write_briefing,
+                          budget=budget, edit_tools=edit_tools):  # fmt: skip
+        pass
+
+
+def upkeep_steps(
+    ctx: Context,
+    label: str,
+    log: Log,
+    captures: Sequence[int],
+    *,
+    write_briefing: Callable[[str], bool] | None = None,
+    budget: float = LIFECYCLE_LEFT + QUEUE_BUDGET,
+    edit_tools: frozenset[str] = frozenset(),
+) -> Iterator[str]:
+    """``upkeep`` a step at a time (each yields its name), so a worker that also answers
+    requests can answer them between two steps instead of after all of them."""
     refresh_projections(ctx, label, log, write_briefing)
+    yield "projections"
     lifecycle(ctx, label, log)
+    yield "lifecycle"
     learning(ctx, label, log, edit_tools)
+    yield "learning"
     deadline = time.monotonic() + budget
     for added in captures or (0,):
         consolidate(ctx, label, log, added, deadline)
+        yield "consolidation"
 
 
 def queue_distill(
