@@ -21,7 +21,7 @@ context to inject for a prompt, possibly empty; ``recall`` (``query``, ``limit``
 warnings before a tool call (``services.warn``); ``sync``: embed the backlog now; ``upkeep``
 (``cwd``, ``label``, ``memories_added``):
 what a turn's end left to do (projections, briefing, lifecycle, consolidation,
-``services.session.upkeep``), done between requests, once for every capture that asked
+``services.session.upkeep_steps``), done between requests, once for every capture that asked
 meanwhile, and before the server exits; ``capture`` (``cwd``, ``label``, ``transcript``,
 ``session_id``, ``agent_transcript``): a turn's end handed over whole, so the Stop hook is a
 thin client: the server captures what is new (``services.session.after_capture``, exactly once

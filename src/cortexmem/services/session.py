@@ -10,7 +10,7 @@ consolidation trigger. Nothing after the capture may fail it: each step logs its
 and the next one runs.
 
 The upkeep is not the capture: when the project's background worker (the recall server) takes
-it (``hand_off``), a turn's end does only the bounded capture, and the worker runs ``upkeep``
+it (``hand_off``), a turn's end does only the bounded capture, and the worker runs ``upkeep_steps``
 once for however many captures asked meanwhile. With eight sessions on two cores this is what
 keeps Stop inside its budget: their upkeep is done once, off their path.
 """
@@ -146,24 +146,6 @@ def _handed_off(hand_off: Callable[[int], bool], added: int, label: str, log: Lo
         return False
 
 
-def upkeep(
-    ctx: Context,
-    label: str,
-    log: Log,
-    captures: Sequence[int],
-    *,
-    write_briefing: Callable[[str], bool] | None = None,
-    budget: float = LIFECYCLE_LEFT + QUEUE_BUDGET,
-    edit_tools: frozenset[str] = frozenset(),
-) -> None:
-    """What turns' ends handed to the background worker, done once for all of them: the
-    projections and the briefing, the daily lifecycle pass, and the consolidation trigger
-    counted once per capture (``captures``: the memories each one added)."""
-    for _ in upkeep_steps(ctx, label, log, captures, write_briefing=write_briefing,
-                          budget=budget, edit_tools=edit_tools):  # fmt: skip
-        pass
-
-
 def upkeep_steps(
     ctx: Context,
     label: str,
@@ -174,8 +156,11 @@ def upkeep_steps(
     budget: float = LIFECYCLE_LEFT + QUEUE_BUDGET,
     edit_tools: frozenset[str] = frozenset(),
 ) -> Iterator[str]:
-    """``upkeep`` a step at a time (each yields its name), so a worker that also answers
-    requests can answer them between two steps instead of after all of them."""
+    """What turns' ends handed to the background worker, done once for all of them: the
+    projections and the briefing, the daily lifecycle pass, the learning loop, and the
+    consolidation trigger counted once per capture (``captures``: the memories each one added).
+    A step at a time (each yields its name): the worker, which also answers requests, answers
+    them between two steps instead of after all of them."""
     refresh_projections(ctx, label, log, write_briefing)
     yield "projections"
     lifecycle(ctx, label, log)
