@@ -395,7 +395,7 @@ def test_the_upkeep_a_stop_hands_off_runs_the_loop_when_due(tmp_path: Path):
     from cortexmem.project.paths import resolve
     from cortexmem.services.context import Context
     from cortexmem.services.learn import rules_path
-    from cortexmem.services.session import upkeep
+    from cortexmem.services.session import upkeep_steps
 
     sessions = seed_sessions()
     everything = [o for n in range(1, 8) for o in sessions[n]]
@@ -406,11 +406,12 @@ def test_the_upkeep_a_stop_hands_off_runs_the_loop_when_due(tmp_path: Path):
     lines: list[str] = []
     with Context(resolve(project)) as ctx:
         ctx.writable("project").record_capture([], to_memories, None, recent)
-        upkeep(ctx, "Stop (upkeep)", lines.append, [0])
+        steps = list(upkeep_steps(ctx, "Stop (upkeep)", lines.append, [0]))
+        assert steps == ["projections", "lifecycle", "learning", "consolidation"]
         assert "Frequent tool chain: Grep->Read->Edit" in rules_path(ctx.paths).read_text()
         assert any("learning: " in line and "1 rules (1 new)" in line for line in lines)
         lines.clear()
-        upkeep(ctx, "Stop (upkeep)", lines.append, [0])  # nothing new: not due
+        list(upkeep_steps(ctx, "Stop (upkeep)", lines.append, [0]))  # nothing new: not due
         assert not any("learning" in line for line in lines)
 
 
