@@ -522,3 +522,21 @@ def test_the_recall_server_embeds_lessons_and_warns_by_meaning_too(ctx: Context,
         assert server.handle({"op": "warn", "action": {}})["ok"] is False
     finally:
         server.ctx.close()
+
+
+def test_reindex_embeds_lessons_with_the_memories(ctx: Context, repo: Path):
+    """Without a recall server, `cortex reindex` (the same sync) makes new lessons findable by
+    meaning too."""
+    from click.testing import CliRunner
+
+    from cortexmem.cli.app import cli
+    from cortexmem.services.embedding import Embedder
+
+    stored(ctx, 3)
+    store = ctx.require("project")
+    model = Embedder.for_context(ctx).model
+    assert len(store.lesson_embedding_backlog(model, 10)) == 3
+    done = CliRunner().invoke(cli, ["-C", str(repo), "reindex", "--json"])
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.output)["embedded"] >= 3
+    assert store.lesson_embedding_backlog(model, 10) == []

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 from cortexmem.ai import Routing, effective_route, embed, embedding_text, routing_for
 from cortexmem.model import Episode, Memory
 from cortexmem.services.context import Context
-from cortexmem.store.protocols import EpisodeStore, VectorStore
+from cortexmem.store.protocols import EpisodeStore, LessonStore, VectorStore
 
 BATCH = 50
 
@@ -79,8 +79,8 @@ class Embedder:
         return embed(texts, use=use, routing=self.routing).vectors
 
 
-class SyncedStore(VectorStore, EpisodeStore, Protocol):
-    """What the sync reads and writes: memories' vectors and episodes' vectors."""
+class SyncedStore(VectorStore, EpisodeStore, LessonStore, Protocol):
+    """What the sync reads and writes: memories', episodes' and lessons' vectors."""
 
 
 @dataclass
@@ -142,6 +142,15 @@ def sync(
         report.embedded += len(said)
         if on_batch is not None:
             on_batch(len(said))
+    from cortexmem.services.lesson_vectors import embed_lessons
+
+    while deadline is None or time.monotonic() < deadline:
+        learned = embed_lessons(store, embedder, batch)  # a lesson is found by meaning too
+        if not learned:
+            break
+        report.embedded += learned
+        if on_batch is not None:
+            on_batch(learned)
     report.remaining = store.embedding_backlog_size(embedder.model, embedder.skip_types)
     if embedder.embeds_episodes:
         report.remaining += store.episode_embedding_backlog_size(embedder.model)

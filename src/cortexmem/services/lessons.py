@@ -1,8 +1,8 @@
 """Lessons: learned from a session's events after its capture, confirmed when learned again,
 searchable the moment they are made (full text at once; the recall server embeds them within
-seconds), recalled with the seeds' importance × recency re-rank. With a model configured, the
-recall server's worker puts the newest ones in better words from their evidence
-(``draft_with_model``).
+seconds, ``cortex reindex`` with the memories), recalled with the seeds' importance × recency
+re-rank. With a model configured, the recall server's worker puts the newest ones in better
+words from their evidence (``draft_with_model``).
 
 Learning is idempotent: a lesson's evidence names the events it came from, so a pass over the
 same events again changes nothing (``core.lessons.build.confirm``).
