@@ -385,6 +385,11 @@ def test_a_request_asked_again_in_a_later_session_supersedes_the_earlier_outcome
     text = build(BriefingInput("p", "main", NOW, sessions), estimate_tokens).markdown
     assert "--allowedTools WebSearch" in text and "List the tools" in text
     assert "permission needed" not in text  # the same request's older, superseded outcome
+    # asked once more, today, and left without an outcome: the last outcome still stands
+    again = Item(mem(f"Session 2026-03-04: goal: {goal}.", "progress", day=4,
+                     event="session_summary"), 0.5)  # fmt: skip
+    text = build(BriefingInput("p", "main", NOW, [again, *sessions]), estimate_tokens).markdown
+    assert "--allowedTools WebSearch" in text and "permission needed" not in text
 
 
 def test_no_two_lines_say_the_same_thing():

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from cortexmem.ai.errors import ProviderResponseError
 from cortexmem.core.lessons.facts import Action
 from cortexmem.hosts.claude_code.reader import READER
 from cortexmem.hosts.claude_code.rules import LESSONS_FILE, lessons_writer
@@ -313,6 +314,11 @@ def test_the_model_puts_offline_lessons_in_better_words_without_inventing_comman
     try:
         route(cortex_home, "distill", server.url)
         assert lesson_service.drafts_due(ctx)
+        for wrong in ("I cannot help with that.", '{"lessons": "none"}'):  # not the shape
+            server.script(Reply(text=wrong))
+            with pytest.raises(ProviderResponseError):
+                lesson_service.draft_with_model(ctx)
+        assert lesson_service.drafts_due(ctx)  # nothing marked: asked again next time
         better = ("When `uv run pytest -q` fails on the cache tests, bump the version in the "
                   "cache key in src/cache.py, because the key ignores the version.")  # fmt: skip
         made_up = "When you need the original code, run `git worktree add`, because it is safe."
@@ -353,20 +359,24 @@ def test_a_lesson_confirmed_in_two_sessions_is_proposed_for_claude_md_and_the_se
     capture(ctx, repo, session_lines(repo))
     assert learned_drafts(ctx, LearningConfig(), datetime.now(UTC)) == []  # one session: not yet
     capture(ctx, repo, session_lines(repo, "second-session"), "second-session")
-    report = propose(ctx, LearningConfig(), sources=[learned_drafts])
+    settings = repo / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"permissions": {"allow": []},}')  # a trailing comma: not JSON
+    first = propose(ctx, LearningConfig(), sources=[learned_drafts])
+    assert [s.destination for s in first.queued] == ["claude_md", "claude_md"]  # the rest go on
+    assert len(first.skipped) == 1 and first.skipped[0].startswith(".claude/settings.json")
+    settings.write_text('{"permissions": {"allow": ["Bash(uv run pytest:*)"]}, "model": "opus"}')
+    report = propose(ctx, LearningConfig(), sources=[learned_drafts])  # fixed: now it comes
     queued = {(s.destination, s.title): s for s in report.queued}
     ask = queued[("settings_json", "Ask before `git stash`")]
     assert json.loads(ask.text) == {"permissions": {"ask": ["Bash(git stash:*)"]}}
-    rules = [s for (where, _), s in queued.items() if where == "claude_md"]
+    rules = [s for s in first.queued if s.destination == "claude_md"]
     assert sorted(s.text[:40] for s in rules) == [
         "- Do not run `git stash` unasked: the pe", "- When `uv run pytest -q` fails with “1 ",
     ]  # fmt: skip
-    assert all("2 sessions" in s.rationale for s in report.queued)
+    assert all("2 sessions" in s.rationale for s in first.queued + report.queued)
     assert propose(ctx, LearningConfig(), sources=[learned_drafts]).queued == []  # once
 
-    settings = repo / ".claude" / "settings.json"
-    settings.parent.mkdir()
-    settings.write_text('{"permissions": {"allow": ["Bash(uv run pytest:*)"]}, "model": "opus"}')
     review.apply(ctx, ask.id, who="test")
     assert json.loads(settings.read_text()) == {
         "permissions": {"allow": ["Bash(uv run pytest:*)"], "ask": ["Bash(git stash:*)"]},

@@ -554,6 +554,12 @@ def test_the_server_works_a_piece_at_a_time_so_requests_never_wait_for_all_of_it
             assert server.upkeep_due == {}  # taken at the first step; new asks wait their turn
         assert steps == 3 + 3  # projections, lifecycle, learning, a consolidation per capture
         assert not server._work_due()
+        # Stopping in the middle of an upkeep, with more asked meanwhile: all of it is done.
+        server.handle({"op": "upkeep", "cwd": str(repo), "label": "Stop", "memories_added": 0})
+        assert server.upkeep_step() and server.upkeep_steps is not None
+        server.handle({"op": "upkeep", "cwd": str(repo), "label": "Stop", "memories_added": 0})
+        server.upkeep()
+        assert server.upkeep_due == {} and server.upkeep_steps is None
         assert "Stop (upkeep): projections updated" in server.ctx.paths.log.read_text()
     finally:
         server.ctx.close()

@@ -223,6 +223,8 @@ def propose(click_ctx: click.Context, use_model: bool, dry_run: bool, as_json: b
         return
     for error in report.model_errors[:3]:
         click.echo(f"warning: model: {error}", err=True)
+    for skipped in report.skipped:
+        click.echo(f"warning: not queued: {skipped}", err=True)
     verb = "would queue" if dry_run else "queued"
     click.echo(f"{report.drafts} drafts, {verb} {len(report.queued)} new suggestions.")
     for s in report.queued:

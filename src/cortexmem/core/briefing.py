@@ -402,33 +402,38 @@ def fold_howtos(howtos: Sequence[Item]) -> dict[str, Item]:
 
 
 _GOAL: Final = re.compile(
-    r"^Session [^:]{1,40}: goal: (.{1,600}?)"
+    r"^Session [^\n]{1,40}?: goal: (.{1,600}?)"
     r"(?:\. (?:Last request|Outcome|Files changed|Commits|Still open): |\.?$)",
     re.DOTALL,
 )
 GOAL_KEY_CHARS: Final = 80
+# A request this short ("continue", "fix the tests") says too little to be the same work.
+GOAL_MIN_WORDS: Final = 5
 
 
 def goal_key(summary: str) -> str | None:
-    """What a session summary says it set out to do, as a key (words, lower case, its start)."""
+    """What a session summary says it set out to do, as a key (words, lower case, its start);
+    None for a request too short to tell one piece of work from another."""
     found = _GOAL.match(summary)
     if found is None:
         return None
-    return " ".join(_WORD.findall(found.group(1).lower()))[:GOAL_KEY_CHARS] or None
+    words = _WORD.findall(found.group(1).lower())
+    return " ".join(words)[:GOAL_KEY_CHARS] if len(words) >= GOAL_MIN_WORDS else None
 
 
 def newest_per_goal(summaries: Sequence[Item]) -> list[Item]:
     """``summaries`` (newest first) without the older sessions that set out to do the same as a
-    newer one: the same request asked again (after a try that failed, was refused or lost its
-    context) is where the work stands now; the older outcome is superseded."""
-    seen: set[str] = set()
+    newer one that has an outcome: the same request asked again (after a try that failed, was
+    refused or lost its context) is where the work stands now; the older outcome is
+    superseded. A newer session without an outcome supersedes nothing."""
+    concluded: set[str] = set()
     out = []
     for item in summaries:
         key = goal_key(item.memory.content)
-        if key is not None and key in seen:
+        if key is not None and key in concluded:
             continue
-        if key is not None:
-            seen.add(key)
+        if key is not None and ". Outcome: " in item.memory.content:
+            concluded.add(key)
         out.append(item)
     return out
 

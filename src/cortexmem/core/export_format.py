@@ -133,7 +133,7 @@ def _parse_line(number: int, raw: str, parsed: ParsedExport | None) -> ParsedExp
             parsed.lesson_history[lesson.id] = history
         else:
             parsed.lesson_edges.append(_lesson_edge(obj))
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, AttributeError) as exc:  # a field of the wrong type
         raise ExportFormatError(f"line {number}: invalid {kind}: {exc}") from exc
     return parsed
 

@@ -252,7 +252,7 @@ def find_patterns(
                          ("fix", "fix", label, _fix_rule(o.command, later.command)),
                          session, later.at)  # fmt: skip
                 break  # the next run of the same program decides
-        # Workflows: three steps of the work in a row, ending on a command that checks it.
+        # Workflows: three different steps of the work in a row, ending on a command.
         steps = workflow_steps(calls, edit_tools)
         for j in range(2, len(steps)):
             names = tuple(step for step, _ in steps[j - 2 : j + 1])

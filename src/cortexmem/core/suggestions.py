@@ -278,7 +278,8 @@ def from_lesson(lesson: Lesson) -> list[Draft]:
             json.dumps({"permissions": {"ask": [rule]}}),
             f"The person refused `{form}` in {len(lesson.sessions)} sessions; with this rule "
             "Claude Code asks before running it.",
-            f"lesson:{lesson.id}", evidence, lesson.confirmed, essence=rule, ident=f"ask:{form}",
+            f"lesson:{lesson.id}", evidence, lesson.confirmed, essence=f"ask {rule}",
+            ident=f"ask:{form}",
         ))  # fmt: skip
     return drafts
 

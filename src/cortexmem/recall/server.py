@@ -244,9 +244,10 @@ class RecallServer:
         return True
 
     def upkeep(self) -> None:
-        """Do the upkeep turns' ends asked for, all of it (idle, or stopping)."""
-        while self.upkeep_step():
-            pass
+        """Do the upkeep turns' ends asked for, all of it, including what was asked while it
+        ran (the server stopping)."""
+        while self.upkeep_due or self.upkeep_steps is not None:
+            self.upkeep_step()
 
     def upkeep_step(self) -> bool:
         """One step of the upkeep turns' ends asked for (per working folder of this project: the
@@ -330,7 +331,10 @@ class RecallServer:
             except TimeoutError:
                 self.model_work()
                 if self.upkeep_due or self.upkeep_steps is not None:
-                    self.upkeep()
+                    # nobody asked for half a second: the upkeep, a step at a time while
+                    # nobody asks
+                    while (self.upkeep_due or self.upkeep_steps) and not _waiting(sock):
+                        self.upkeep_step()
                 elif time.monotonic() - self.last_sync > SYNC_EVERY and (
                     self.backlog_left or self._stores_changed()
                 ):
@@ -344,8 +348,7 @@ class RecallServer:
                 self._answer(conn)
         if self.captures_due:  # handed over before the server stopped: done, not dropped
             self.capture()
-        if self.upkeep_due:
-            self.upkeep()
+        self.upkeep()
 
     def _work_due(self) -> bool:
         """A turn's end to capture, an upkeep under way, or upkeep gathered for

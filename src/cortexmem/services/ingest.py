@@ -161,7 +161,10 @@ def _ingest_one(
     report = capture_session(ctx, path, reader=reader, session_id=info.session_id, live=False)
     result.sessions += 1
     result.add(str(ctx.paths.root), report)
-    # What the session teaches, as a live Stop would learn it (lessons never cost the capture).
+    # What the session teaches, as a live Stop would learn it (lessons never cost the capture);
+    # a session read before (nothing new) was learned from then.
+    if not report.totals().get("events_added"):
+        return report
     try:
         learned = learn_session(ctx, info.session_id)
     except Exception as exc:  # said, and `cortex lessons learn` backfills what this missed

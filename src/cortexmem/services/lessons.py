@@ -354,13 +354,22 @@ def draft_with_model(ctx: Context, limit: int = DRAFT_BATCH) -> int:
         "answer an empty lesson.\n\n" + items
     )
     answer = ask(ctx, mission, use="distill", schema=DRAFT_SCHEMA)
+    answered = answer.data.get("lessons") if isinstance(answer.data, dict) else None
+    if not isinstance(answered, list):
+        return 0  # no answer in the shape asked for: nothing is marked, asked again next time
     drafts: dict[int, str] = {}
-    for item in (answer.data or {}).get("lessons", []):
-        n, text = item.get("n"), item.get("lesson")
+    for item in answered:
+        n, text = (item.get("n"), item.get("lesson")) if isinstance(item, dict) else (None, None)
         if isinstance(n, int) and 1 <= n <= len(batch) and isinstance(text, str):
             drafts[n] = redact(" ".join(text.split()))
     rewritten = 0
-    for n, (lesson, seen) in enumerate(zip(batch, evidence, strict=True), 1):
+    for n, (asked_about, seen) in enumerate(zip(batch, evidence, strict=True), 1):
+        # The model took seconds: a capture, a warning or evolution may have changed the
+        # lesson meanwhile. Its latest state is written, and a text or status that changed
+        # since it was asked about is left alone (asked again next time).
+        lesson = store.get_lesson(asked_about.id)
+        if lesson is None or (lesson.text, lesson.status) != (asked_about.text, asked_about.status):
+            continue
         now = utc_now()
         asked = lesson.with_changes(model_asked_at=now, updated_at=now)  # each one asked once
         draft = drafts.get(n)

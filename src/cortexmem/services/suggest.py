@@ -145,17 +145,27 @@ class ProposeReport:
     drafts: int = 0
     queued: list[Suggestion] = field(default_factory=list)
     model_errors: list[str] = field(default_factory=list)
+    # Drafts whose target file cannot take them now (why).
+    skipped: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, object]:
         return {
             "drafts": self.drafts,
             "queued": [s.to_dict() for s in self.queued],
             "model_errors": self.model_errors,
+            "skipped": self.skipped,
         }
 
 
+# What the model may reword: prose. A settings fragment is JSON, a skill a file's whole text.
+REWORDED = frozenset({"claude_md", "memory", "brain_inbox", "tool"})
+
+
 def redraft(draft: Draft, ctx: Context) -> Draft:
-    """The model's wording of a draft (``distill`` route); raises when there is none."""
+    """The model's wording of a draft (``distill`` route); raises when there is none. Only
+    prose destinations (``REWORDED``) are reworded; the others are returned as they are."""
+    if draft.destination not in REWORDED:
+        return draft
     from cortexmem.ai import complete, routing_for
     from cortexmem.core.privacy import for_model
     from cortexmem.core.redact import redact
@@ -223,7 +233,12 @@ def propose(
                 report.model_errors.append(f"{type(exc).__name__}: {exc}"[:300])
         chosen = select(chosen, known, contents)
     stamp = utc_now()
-    report.queued = [to_suggestion(d, contents.get(d.target, ""), stamp) for d in chosen]
+    for d in chosen:
+        try:
+            report.queued.append(to_suggestion(d, contents.get(d.target, ""), stamp))
+        except ValueError as exc:  # its target cannot take it (a settings file that is not
+            # JSON): that suggestion waits, the others are queued
+            report.skipped.append(f"{d.target}: {exc}"[:300])
     if not dry_run and store is not None and report.queued:
         store.add_suggestions(report.queued)
     return report

@@ -10,6 +10,9 @@ from cortexmem.model import LESSON_STATUSES, utc_now
 from cortexmem.services.context import Context, Scope
 from cortexmem.store.protocols import ImportResult
 
+# Lesson ids asked for their edges at a time (each is a query parameter, twice).
+EDGE_BATCH = 500
+
 
 def export_lines(ctx: Context, scope: Scope) -> Iterator[str]:
     store = ctx.require(scope)
@@ -24,7 +27,11 @@ def export_lines(ctx: Context, scope: Scope) -> Iterator[str]:
     episodes, links = list(store.iter_episodes()), list(store.iter_episode_links())
     lessons = list(store.iter_lessons(statuses=LESSON_STATUSES))
     timelines = [(lesson, store.lesson_history(lesson.id)) for lesson in lessons]
-    lesson_edges = store.lesson_edges(lesson.id for lesson in lessons)
+    ids = [lesson.id for lesson in lessons]
+    lesson_edges = sorted({
+        edge for at in range(0, len(ids), EDGE_BATCH)
+        for edge in store.lesson_edges(ids[at : at + EDGE_BATCH])
+    })  # fmt: skip
     return export_jsonl(header, memories, edges, events, episodes, links, timelines, lesson_edges)
 
 

@@ -503,9 +503,9 @@ class BackupStore(Protocol):
         """All or nothing; importing the same records twice changes nothing. An episode
         already stored under another id (same content hash) is that one: the links naming it
         are moved onto it. ``episode_links`` are ``(memory id, episode id)``. A lesson whose
-        key this store already holds is that one (learning it twice confirms it; the stored
-        counters are kept), and the edges naming it are moved onto it; a new one comes with
-        its timeline (``lesson_history`` by lesson id)."""
+        key this store already holds is that one (kept as it is here, counters and all), and
+        the edges naming it are moved onto it; a new one comes with its timeline
+        (``lesson_history`` by lesson id)."""
         ...
 
 

@@ -60,6 +60,7 @@ def import_lessons(
     are moved onto it, its counters kept); a new one is written with its timeline. An edge
     whose end this store does not hold is skipped and said."""
     stored_as: dict[str, str] = {}
+    refused: set[str] = set()
     for lesson in lessons:
         row = conn.execute("SELECT id FROM lessons WHERE key = ?", (lesson.key,)).fetchone()
         if row is not None:
@@ -67,8 +68,12 @@ def import_lessons(
             continue
         if conn.execute("SELECT 1 FROM lessons WHERE id = ?", (lesson.id,)).fetchone():
             result.skipped.append(f"lesson {lesson.id}: the id names another lesson here")
+            refused.add(lesson.id)  # its edges would land on that other lesson
             continue
-        lesson = replace(lesson, text=redact(lesson.text))
+        trigger = lesson.trigger
+        if trigger.command:
+            trigger = replace(trigger, command=redact(trigger.command))
+        lesson = replace(lesson, text=redact(lesson.text), trigger=trigger)
         conn.execute(
             "INSERT INTO lessons (id, key, kind, tier, status, text, search, data, "
             "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -81,6 +86,9 @@ def import_lessons(
         )  # fmt: skip
         result.lessons_added += 1
     for source_id, target_id, type_ in edges:
+        if source_id in refused or target_id in refused:
+            result.skipped.append(f"lesson edge {source_id} → {target_id}: an end was skipped")
+            continue
         source, target = stored_as.get(source_id, source_id), stored_as.get(target_id, target_id)
         ends = conn.execute(
             "SELECT count(*) FROM lessons WHERE id IN (?, ?)", (source, target)
