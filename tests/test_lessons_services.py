@@ -550,3 +550,29 @@ def test_reindex_embeds_lessons_with_the_memories(ctx: Context, repo: Path):
     assert done.exit_code == 0, done.output
     assert json.loads(done.output)["embedded"] >= 3
     assert store.lesson_embedding_backlog(model, 10) == []
+
+
+def test_cortex_lessons_learn_model_drafts_each_lesson_once(
+    ctx: Context, repo: Path, cortex_home: Path
+):
+    from click.testing import CliRunner
+
+    from cortexmem.cli.app import cli
+
+    capture(ctx, repo, session_lines(repo))
+    server = ProviderServer()
+    try:
+        route(cortex_home, "distill", server.url)
+        better = ("When `uv run pytest -q` fails on the cache tests, bump the version in the "
+                  "cache key in src/cache.py, because the key ignores the version.")  # fmt: skip
+        server.script(Reply(text=json.dumps({"lessons": [{"n": 1, "lesson": better},
+                                                         {"n": 2, "lesson": ""}]})))  # fmt: skip
+        done = CliRunner().invoke(cli, ["-C", str(repo), "lessons", "learn", "--model"])
+        assert done.exit_code == 0, done.output
+        assert "1 lessons drafted by the model" in done.output
+        assert len(server.requests) == 1 and not lesson_service.drafts_due(ctx)
+        kept = {x.text: x for x in ctx.require("project").iter_lessons()}
+        assert better in kept
+        assert [x.learnable for t, x in kept.items() if t != better] == [False]  # nothing reusable
+    finally:
+        server.close()

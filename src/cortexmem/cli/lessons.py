@@ -176,6 +176,7 @@ def learn(click_ctx: click.Context, model: bool) -> None:
         DRAFT_BATCH,
         draft_with_model,
         drafts_due,
+        drafts_waiting,
         evolve,
         learn_all,
     )
@@ -185,7 +186,10 @@ def learn(click_ctx: click.Context, model: bool) -> None:
     click.echo(str(learn_all(ctx)))
     if model:
         rewritten = 0
-        while drafts_due(ctx):  # each lesson is asked about once, so this ends
+        rounds = -(-drafts_waiting(ctx) // DRAFT_BATCH)  # each lesson is asked about once
+        for _ in range(rounds):
+            if not drafts_due(ctx):
+                break
             rewritten += draft_with_model(ctx, DRAFT_BATCH)
             click.echo(f"  {rewritten} lessons drafted by the model so far", err=True)
         click.echo(f"{rewritten} lessons drafted by the model")

@@ -310,6 +310,12 @@ def _undrafted(store: LessonStore, limit: int) -> list[Lesson]:
     return found[-limit:] if limit > 0 else []
 
 
+def drafts_waiting(ctx: Context) -> int:
+    """How many lessons drawn offline no model was asked about yet."""
+    store = ctx.store("project")
+    return len(_undrafted(store, 1 << 30)) if store is not None else 0
+
+
 def drafts_due(ctx: Context) -> bool:
     """Whether the background worker has lessons for the model to draft and a model is
     configured for ``distill``."""
