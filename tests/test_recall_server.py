@@ -96,6 +96,10 @@ def test_information_is_the_share_of_the_prompts_rare_words_held():
     )
     assert informative(weights, "run the test") < 0.1  # a word every document has says little
     assert informative(weights, "") == 0.0 and informative({}, "test") == 0.0
+    # A prompt of one rare word and nothing else is not all information: the share is out of
+    # at least INFORMATION_FLOOR.
+    (alone,) = rarity(1000, {"webhook": 12}).values()
+    assert informative({"webhook": alone}, "webhook") == pytest.approx(alone / 12.0)
 
 
 def test_coverage_is_the_share_of_the_prompts_words_held():

@@ -12,11 +12,13 @@ nothing (peers' warnings "fire on almost every unrelated prompt"), so the rule i
   ("AudioWorklet", "TestResetCmd") says it is about this project, one holding only words every
   project uses ("test", "run", "file") does not. Meaning alone reaches the gate only when very
   close; the same question style about another project reaches cosine 0.4-0.6 and holds few of
-  its rare words. Calibrated on ``bench/continuity.py``: about 2-4% of other projects' questions
-  (prompts unrelated to the store) inject, and it is flat around the chosen values (weight
-  0.5-1.0, gate 0.72-0.84 give 0.61-0.64 of the questions answered at 2-4% false). It replaced
-  two separate bars (meaning alone over 0.70 and a margin over the median; or 40-50% of the
-  prompt's words with meaning over 0.50): 0.55 answered at 3.9% false on the same set;
+  its rare words. The share is out of at least ``INFORMATION_FLOOR``: a short, vague prompt ("why
+  won't you run it?") says too little to claim it is about anything. Calibrated on
+  ``bench/continuity.py``: about 2% of other projects' questions (prompts unrelated to the store)
+  inject, and it is flat around the chosen values (weight 0.5-1.0, gate 0.72-0.84 give 0.61-0.64
+  of the questions answered at 2-4% false); 3.3% of 276 real prompts of other projects. It
+  replaced two separate bars (meaning alone over 0.70 and a margin over the median; or 40-50% of
+  the prompt's words with meaning over 0.50): 0.53 answered at 3.9% false on the same set;
 * once something qualifies, the best-ranked candidates close in meaning (``COMPANION``) or found
   by the prompt's words come along: at most ``MAX_ITEMS`` in the ranking's order, and the
   whole block stays under ``TOKEN_CAP`` tokens;
@@ -37,6 +39,8 @@ from cortexmem.model import Memory
 
 GATE: Final = 0.76
 INFORMATION_WEIGHT: Final = 0.6
+# About two words no document of the store holds (idf ln(2N) is 7-8 at a few thousand).
+INFORMATION_FLOOR: Final = 12.0
 COMPANION: Final = 0.35
 # As many as recall's top 5, within the seed's push budget (300-500 tokens): what was said
 # comes as passages, the answer is often the second or third of them, and at 400 tokens the
@@ -105,12 +109,13 @@ def rarity(total: int, documents: Mapping[str, int]) -> dict[str, float]:
 
 def informative(weights: Mapping[str, float], text: str) -> float:
     """The share of the prompt's information (its terms' ``rarity`` weights) ``text`` holds as
-    words."""
+    words, out of at least ``INFORMATION_FLOOR``: a short, vague prompt ("why won't you run
+    it?") carries too little to say it is about this project, whatever it shares."""
     total = sum(weights.values())
     if total <= 0.0:
         return 0.0
     held = {w.lower() for w in _WORDS.findall(text)}
-    return sum(v for t, v in weights.items() if t in held) / total
+    return sum(v for t, v in weights.items() if t in held) / max(total, INFORMATION_FLOOR)
 
 
 def select(
