@@ -120,7 +120,7 @@ def best_similarities(ctx: Context, embedder: Embedder, prompt: str) -> list[Pic
     ranked = recall(ctx, prompt, limit=10, embedder=embedder, count_access=False,
                     with_links=False, all_branches=True, similarities=sims,
                     word_scores=words)  # fmt: skip
-    return candidates(ranked, prompt, sims, words, term_weights(ctx, prompt))
+    return candidates(ranked, sims, words, term_weights(ctx, prompt))
 
 
 def main() -> None:

@@ -52,7 +52,7 @@ def anticipate(
     # Each candidate carries both kinds of evidence: meaning (cosine) and words (the share of
     # the prompt's information it holds, its words weighted by how rare they are in the
     # stores, when the word search found it): ``core.anticipation``.
-    picks = select(candidates(ranked, prompt, similarity, words, term_weights(ctx, prompt)))
+    picks = select(candidates(ranked, similarity, words, term_weights(ctx, prompt)))
     text = render(picks, prompt=prompt)
     if not text:
         return Anticipation()
@@ -83,15 +83,14 @@ def term_weights(ctx: Context, prompt: str) -> dict[str, float]:
 
 def candidates(
     ranked: list[Ranked],
-    prompt: str,
     similarity: dict[tuple[str, str], float],
     found: dict[tuple[str, str], float],
     weights: dict[str, float],
 ) -> list[Pick]:
     """The recall order with each result's evidence: meaning (its cosine similarity), and, when
-    the word search found it, the share of the prompt's search words and of its information
-    (``weights``) it holds."""
-    terms, _ = query_terms(prompt)
+    the word search found it, the share of the prompt's search words (``weights``' keys: the
+    prompt's terms, as ``term_weights`` gave them) and of its information it holds."""
+    terms = list(weights)
     picks = []
     for r in ranked:
         text = f"{r.memory.content}\n{r.memory.summary or ''}"

@@ -323,12 +323,14 @@ def drafts_due(ctx: Context) -> bool:
     from cortexmem.services.models import routing_of
 
     store = ctx.store("project")
-    if store is None or not _undrafted(store, 1):
+    if store is None:
         return False
-    try:
-        return routing_of(ctx).route("distill").configured
+    try:  # the route first: without a model (the default) no lesson is read at all
+        if not routing_of(ctx).route("distill").configured:
+            return False
     except CortexError:
         return False
+    return bool(_undrafted(store, 1))
 
 
 def draft_with_model(ctx: Context, limit: int = DRAFT_BATCH) -> int:
