@@ -11,8 +11,9 @@ path) with the session's dedup and budget, as of the session's own time.
 
 Reports: warnings per replayed session; fire rate on read-only calls (must be 0) and on
 mutating calls; repeated mistakes (a later failing call whose program and error an earlier
-session's failure lesson already described, in a session that touched a file its fix
-changed) and the share warned about before they happened (and, looser, the same program
+session's failure lesson already described, in the same place: the session touched a file its
+fix changed, or the failure's own output names one) and the share warned about before they
+happened (and, looser, the same program
 failing the same way whatever the files); the share of fired warnings labelled relevant, and
 the fire rate on mutating calls that no lesson concerns (a call is concerned when a warning
 fired on it was labelled relevant). Labels are in ``docs/lessons-labels.json`` by (session,
@@ -137,8 +138,10 @@ def moment(text: str) -> datetime | None:
 
 def repeated_mistake(ctx: Context, call: Call, touched: set[str] | None) -> str | None:
     """The key of an earlier failure lesson this failing call repeats: the same program
-    failing the same way (its error line, read as the extractor reads it) in a session that
-    touched a file that lesson's fix changed: the same mistake, in the same place."""
+    failing the same way (its error line, read as the extractor reads it) in the same place
+    (the session touched a file that lesson's fix changed, or the failure's output names one;
+    ``touched`` None: anywhere). A test runner's error line is often the same for any failing
+    test ("[test] ERROR task failed"); the output says which failed."""
     command = str(call.tool_input.get("command") or "")
     if call.error is None or not command:
         return None
@@ -151,10 +154,15 @@ def repeated_mistake(ctx: Context, call: Call, touched: set[str] | None) -> str 
             and lesson.trigger.program in programs_of(command)
             and said is not None
             and error_shape(said.group(1).rstrip("…"))[:40] == shape
-            and (touched is None or targets(lesson.text) & touched)
+            and (touched is None or _same_place(targets(lesson.text), touched, call.error))
         ):
             return lesson.key
     return None
+
+
+def _same_place(fixed: frozenset[str], touched: set[str], output: str) -> bool:
+    low = output.lower()
+    return bool(fixed & touched) or any("." in name and name in low for name in fixed)
 
 
 def replay(project: Path, figures: Figures, labels: dict[str, str]) -> None:
@@ -240,7 +248,7 @@ def report(f: Figures) -> None:
         f"fired on mutating calls no lesson concerns: {len(noise_calls - concerned)} of "
         f"{unconcerned} ({100 * len(noise_calls - concerned) / unconcerned:.1f}%; target ≤ 2%)"
     )
-    print(f"repeated mistakes (same program, same error, a file its fix changed touched): "
+    print(f"repeated mistakes (same program, same error, same place): "
           f"{f.repeated}, warned before: {f.repeated_warned} "
           f"({100 * f.repeated_warned / max(1, f.repeated):.0f}%; target ≥ 50%)")  # fmt: skip
     print(f"same program failing the same way again (any files): {f.loose}, warned before: "
