@@ -123,3 +123,47 @@ def test_redact_value_walks_json():
 def test_redaction_is_idempotent_and_total(text):
     once = redact(text)
     assert redact(once) == once
+
+
+# A long text is searched for the rules' keywords in one pass (a trie pattern), a short one
+# keyword by keyword; both must choose the same rules, or a secret in a long tool output
+# would be missed.
+_KEYWORD_FRAGMENTS = st.sampled_from(
+    ["sk-", "sk", "ghp_", "xoxb-", "akia", "eyj", "key", "secret", "token", "hf_", "://", "ac",
+     "pass", "npm_", "glpat-", "AIza", "ſecret", "K", " ", "=", "_", "-", "\n"]
+)  # fmt: skip
+
+
+@given(st.lists(st.one_of(_KEYWORD_FRAGMENTS, st.text(max_size=8)), max_size=80))
+def test_one_pass_keyword_search_chooses_the_same_rules(parts):
+    from cortexmem.core.redact import _folded, _keyword_index, _keyword_pass
+
+    lower = _folded("".join(parts))
+    words, by_word, always = _keyword_index()
+    one_by_one = set(always).union(*(by_word[w] for w in words if w in lower))
+    pattern, implied = _keyword_pass()
+    one_pass = set(always).union(*(implied[m.group(1)] for m in pattern.finditer(lower)))
+    assert one_pass == one_by_one
+
+
+@pytest.mark.parametrize("name", sorted(SECRETS))
+def test_secrets_deep_in_a_long_tool_output_are_redacted(name):
+    filler = "ok  \tentire.io/cli/cmd/entire/cli/paths\t1.049s\n" * 60  # over 2,000 characters
+    text = f"{filler}export TOKEN={SECRETS[name]}\n{filler}"
+    assert SECRETS[name] not in redact(text)
+
+
+@given(
+    st.text(alphabet="aZ_.-9 \t\"'", max_size=12),
+    st.sampled_from(["secret", "Token", "PASS", "pwd", "api_key", "Cookie", "SESSION", "ſalt"]),
+    st.text(alphabet="aZ_.-9\"' \t", max_size=12),
+    st.sampled_from([":=", "=>", "?=", ":", "=", " = ", ": "]),
+    st.text(alphabet=ALNUM + "\"'`/+-_", min_size=4, max_size=40),
+)
+def test_the_assignment_prefilter_passes_every_text_the_rule_matches(head, word, tail, op, value):
+    from cortexmem.core.redact import _folded, all_rules
+
+    rule = next(r for r in all_rules() if r.kind == "assignment")
+    text = f"{head}{word}{tail}{op}{value}"
+    if rule.pattern().search(text):
+        assert rule.prefilter is not None and rule.prefilter(_folded(text))
