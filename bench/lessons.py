@@ -34,6 +34,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from cortexmem.core.command_form import command_form
 from cortexmem.core.extraction.commands import error_line, outcome_summary
 from cortexmem.core.lessons.build import error_shape
 from cortexmem.core.lessons.facts import programs_of, targets
@@ -44,7 +45,7 @@ from cortexmem.model import parse_time
 from cortexmem.services import lessons as lesson_service
 from cortexmem.services.capture import capture_transcript
 from cortexmem.services.context import Context
-from cortexmem.services.warn import action_of, warn
+from cortexmem.services.warn import action_of, failed_programs, warn
 
 ROOT = Path(__file__).resolve().parents[1]
 LABELS = ROOT / "docs" / "lessons-labels.json"
@@ -67,6 +68,7 @@ class Call:
     call_id: str
     at: str
     error: str | None = None  # the result's text when it failed
+    cwd: str = ""  # where the session ran (the hook sees the file relative to the project)
 
 
 @dataclass
@@ -109,7 +111,8 @@ def calls_of(path: Path) -> tuple[str | None, list[Call]]:
             if block.get("type") == "tool_use" and isinstance(block.get("input"), dict):
                 call_id = str(block.get("id"))
                 calls[call_id] = Call(str(block.get("name")), block["input"], call_id,
-                                      str(entry.get("timestamp") or ""))  # fmt: skip
+                                      str(entry.get("timestamp") or ""),
+                                      cwd=str(entry.get("cwd") or ""))  # fmt: skip
                 order.append(call_id)
             elif block.get("type") == "tool_result" and block.get("is_error"):
                 call = calls.get(str(block.get("tool_use_id")))
@@ -181,9 +184,14 @@ def replay(project: Path, figures: Figures, labels: dict[str, str]) -> None:
                 figures.replayed += 1
                 fired_here = 0
                 touched: set[str] = set()
+                failed: list[str] = []
                 for call in calls:
-                    fired = replay_call(ctx, call, session, figures, labels, touched)
+                    fired = replay_call(ctx, call, session, figures, labels, touched, failed)
                     fired_here += fired
+                    # what the tool hooks spool: the form of a shell command that failed
+                    form = command_form(call.tool_input.get("command"))
+                    if call.error is not None and form:
+                        failed.append(form)
                 figures.per_session.append(fired_here)
             capture_transcript(store, path, reader=READER, session_id=session)
             lesson_service.learn_session(ctx, session)
@@ -196,6 +204,7 @@ def replay_call(
     figures: Figures,
     labels: dict[str, str],
     touched: set[str],
+    failed: list[str],
 ) -> int:
     path = call.tool_input.get("file_path")
     if isinstance(path, str):
@@ -206,9 +215,13 @@ def replay_call(
         figures.read_only += 1
         return 0  # layer 1: nothing looked up, nothing can fire
     figures.mutating += 1
-    action = action_of(action_fields(call.tool, call.tool_input))
+    fields = action_fields(call.tool, call.tool_input)
+    if call.cwd and fields["path"].startswith(call.cwd.rstrip("/") + "/"):
+        fields["path"] = fields["path"][len(call.cwd.rstrip("/")) + 1 :]  # as the server does
+    action = action_of(fields)
     result = warn(ctx, action, session_id=session, tool_use_id=call.call_id,
-                  project=ctx.paths.name, now=moment(call.at))  # fmt: skip
+                  project=ctx.paths.name, now=moment(call.at),
+                  failed=failed_programs(failed))  # fmt: skip
     shown_before = {w.lesson_id for w in ctx.require("project").warnings_of_session(session)}
     keys = {x.key for x in map(ctx.require("project").get_lesson, shown_before) if x}
     if repeated is not None:

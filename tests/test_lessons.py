@@ -271,6 +271,22 @@ def test_the_gates(changes: dict, action: Action, stopped: str | None):
     assert (found is None) if stopped is None else (found is not None and stopped in found)
 
 
+def test_an_edit_of_a_file_a_fix_changed_warns_once_its_failure_is_back_in_the_session():
+    fixed_in_cache = lesson(
+        trigger=Trigger(program="mise run lint", command="mise run fmt && mise run lint"),
+        text="When `mise run fmt && mise run lint` fails with “dupl”, look at src/cache.go",
+    )
+    edit = Action("Edit", "edit", path="/repo/src/cache.go")
+    # The session has not run lint, or ran it fine: the file alone is a coincidence.
+    assert "has not failed" in (score.gate(fixed_in_cache, edit, failed=frozenset()) or "")
+    assert score.gate(fixed_in_cache, edit, failed=frozenset({"pytest"})) is not None
+    # Lint failed (the spool keeps a chain's first form: any program of the trigger's chain).
+    assert score.gate(fixed_in_cache, edit, failed=frozenset({"mise run lint"})) is None
+    assert score.gate(fixed_in_cache, edit, failed=frozenset({"mise run fmt"})) is None
+    # Not known (``cortex warn --dry-run`` outside a session): as before, the file decides.
+    assert score.gate(fixed_in_cache, edit) is None
+
+
 def test_the_warning_score_weighs_every_factor():
     base = score.warn_score(lesson(), 0.9, PYTEST, NOW)
     assert base > score.WARN_THRESHOLD

@@ -216,6 +216,42 @@ def test_the_hook_warns_before_a_mutating_call_and_skips_read_only_ones(ctx: Con
     assert again.returncode == 0 and again.stdout == b""  # never twice in a session
 
 
+def test_an_edit_warns_about_its_files_lesson_only_after_that_check_failed_in_the_session(
+    ctx: Context, repo: Path
+):
+    ctx.writable("project").add_lesson(Lesson(
+        text="When `mise run test -- -run TestResetCmd` fails with “[test] ERROR task failed”, "
+             "look at cmd/reset_test.go: last time the tests built the old branch names",
+        trigger=Trigger(program="mise run test", command="mise run test -- -run TestResetCmd",
+                        language="go"),
+        importance=8, key="reset-tests",
+    ))  # fmt: skip
+    env = {**__import__("os").environ, "CLAUDE_PROJECT_DIR": str(repo), "CORTEX_SERVER_IDLE": "1"}
+
+    def hook(event: str, session: str, tool: str, tool_input: dict, call: str) -> bytes:
+        payload = {"session_id": session, "hook_event_name": event, "cwd": str(repo),
+                   "tool_name": tool, "tool_input": tool_input, "tool_use_id": call,
+                   "transcript_path": str(repo / "t.jsonl")}  # fmt: skip
+        done = subprocess.run([*HOOK, event], input=json.dumps(payload).encode(), cwd=repo,
+                              capture_output=True, timeout=60, env=env)  # fmt: skip
+        assert done.returncode == 0
+        return done.stdout
+
+    edit = {"file_path": str(repo / "cmd" / "reset_test.go"), "old_string": "a", "new_string": "b"}
+    tests = {"command": "mise run test"}
+    # The whole suite passes (the lesson is about one test: nothing said before the run), then
+    # the session edits the file: a coincidence, nothing to say.
+    assert hook("PreToolUse", "quiet", "Bash", tests, "toolu_1") == b""
+    hook("PostToolUse", "quiet", "Bash", tests, "toolu_1")
+    assert hook("PreToolUse", "quiet", "Edit", edit, "toolu_2") == b""
+    # In another session the suite fails (the tool hooks spool it): its edit of the file is
+    # likely the fix, and the lesson says where it was last time.
+    assert hook("PreToolUse", "busy", "Bash", tests, "toolu_3") == b""
+    hook("PostToolUseFailure", "busy", "Bash", tests, "toolu_3")
+    answer = json.loads(hook("PreToolUse", "busy", "Edit", edit, "toolu_4"))
+    assert "look at cmd/reset_test.go" in answer["hookSpecificOutput"]["additionalContext"]
+
+
 def test_the_judge_at_stop_and_a_persons_feedback_move_lessons(ctx: Context):
     (x,) = stored(ctx, 1)
     store = ctx.require("project")
@@ -480,6 +516,13 @@ def test_the_cli(ctx: Context, repo: Path):
     assert "layer 1: mutating" in dry.stdout and "⚠ Last time" in dry.stdout
     skipped = cortex("warn", "--dry-run", "Bash git log -3", cwd=repo)
     assert "read-only" in skipped.stdout
+    # the lesson's fix was in src/module0.py: its edit warns once pytest failed in the session
+    quiet = cortex("warn", "--dry-run", "--after-failure", "uv run mypy", "Edit src/module0.py",
+                   cwd=repo)  # fmt: skip
+    assert "has not failed in this session" in quiet.stdout and "⚠" not in quiet.stdout
+    after = cortex("warn", "--dry-run", "--after-failure", "uv run pytest -q",
+                   "Edit src/module0.py", cwd=repo)  # fmt: skip
+    assert "⚠ Last time" in after.stdout, after.stdout
     fed = cortex("feedback", x.id[-8:], "followed", cwd=repo)
     assert fed.returncode == 0 and "✓2" in fed.stdout
     shown = cortex("lessons", "timeline", x.id, cwd=repo)

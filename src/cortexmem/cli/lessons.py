@@ -224,15 +224,23 @@ def feedback(
 @click.argument("call", metavar='"TOOL INPUT"')
 @click.option("--dry-run", is_flag=True, help="Show what would fire; record nothing (always so "
               "from the command line: only the hook records a warning shown).")  # fmt: skip
+@click.option("--after-failure", "failures", multiple=True, metavar="COMMAND",
+              help="As in a session where COMMAND failed earlier (repeatable). A lesson about "
+              "a file warns at its edit once its own check failed in the session; without "
+              "this option that is not known, and the file alone decides.")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
-def warn(click_ctx: click.Context, call: str, dry_run: bool, as_json: bool) -> None:
+def warn(
+    click_ctx: click.Context, call: str, dry_run: bool, failures: tuple[str, ...], as_json: bool
+) -> None:
     """What would be warned before a tool call, and why, layer by layer: e.g.
-    `cortex warn --dry-run "Bash git stash"`, `cortex warn --dry-run "Edit src/app.ts"`."""
+    `cortex warn --dry-run "Bash git stash"`, `cortex warn --dry-run "Edit src/app.ts"`,
+    `cortex warn --dry-run --after-failure "uv run pytest" "Edit src/cache.py"`."""
     from cortexmem.cli.common import open_context, print_json
+    from cortexmem.core.command_form import command_form
     from cortexmem.hosts.claude_code.pretool import action_fields
     from cortexmem.hosts.claude_code.readonly import is_read_only
-    from cortexmem.services.warn import action_of, model_filter_for
+    from cortexmem.services.warn import action_of, failed_programs, in_project, model_filter_for
     from cortexmem.services.warn import warn as service
 
     tool, _, rest = call.strip().partition(" ")
@@ -245,9 +253,11 @@ def warn(click_ctx: click.Context, call: str, dry_run: bool, as_json: bool) -> N
         report: dict[str, Any] = {"layer1": "read-only: skipped, nothing looked up"}
     else:
         ctx = open_context(click_ctx)
-        result = service(ctx, action_of(action_fields(tool, tool_input)), session_id=None,
-                         project=ctx.paths.name, dry_run=True,
-                         model_filter=model_filter_for(ctx))  # fmt: skip
+        action = in_project(action_of(action_fields(tool, tool_input)), ctx)
+        failed = [f for f in (command_form(c) for c in failures) if f] if failures else None
+        result = service(ctx, action, session_id=None, project=ctx.paths.name, dry_run=True,
+                         model_filter=model_filter_for(ctx),
+                         failed=failed_programs(failed))  # fmt: skip
         report = {"layer1": "mutating: looked up", **result.to_dict()}
     if as_json:
         print_json(report)

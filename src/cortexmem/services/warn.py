@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
 from cortexmem.core.lessons.evolve import after_shown
-from cortexmem.core.lessons.facts import Action, words_of
+from cortexmem.core.lessons.facts import Action, program_of, words_of
 from cortexmem.core.lessons.render import relevance_question, relevant_numbers, warnings_text
 from cortexmem.core.lessons.score import BUDGET, Scored, score_all, select, word_similarity
 from cortexmem.errors import CortexError
@@ -100,11 +100,14 @@ def warn(
     model_filter: Callable[[Action, list[Lesson]], set[int] | None] | None = None,
     now: datetime | None = None,
     budget: int = BUDGET,
+    failed: frozenset[str] | None = None,
 ) -> WarnResult:
-    """The warnings for ``action`` (layers 2 and 3), recorded as shown unless ``dry_run``."""
+    """The warnings for ``action`` (layers 2 and 3), recorded as shown unless ``dry_run``.
+    ``failed``: the programs that failed earlier in the session (None: not known)."""
     now = now or datetime.now(UTC)
     result = WarnResult()
-    result.scored = score_all(candidates(ctx, action, similarities), action, now, project)
+    found = candidates(ctx, action, similarities)
+    result.scored = score_all(found, action, now, project, failed)
     store = ctx.store("project")
     shown_before = store.warnings_of_session(session_id) if store and session_id else []
     chosen, result.held = select(
@@ -179,7 +182,7 @@ def serve(
 ) -> dict[str, Any]:
     """The recall server's ``warn`` request: layer 2 with meaning when lessons have vectors,
     layer 3 when a model is configured and ``use_model`` (never in a hook's own process)."""
-    action = action_of(request.get("action"))
+    action = in_project(action_of(request.get("action")), ctx)
     similarities: dict[str, float] = {}
     store = ctx.store("project")
     # Meaning helps with what an edit writes; a command is matched by its program and the
@@ -201,5 +204,32 @@ def serve(
         similarities=similarities,
         dry_run=bool(request.get("dry_run")),
         model_filter=model_filter_for(ctx) if use_model else None,
+        failed=failed_programs(request.get("failed")),
     )
     return result.to_dict()
+
+
+def in_project(action: Action, ctx: Context) -> Action:
+    """``action`` with its file relative to the project when it lies inside: the folders above
+    the project (``/Users/alice/work``) are not words of what the call is about, and would
+    water the lessons' word match down."""
+    if not action.path.startswith("/"):
+        return action
+    for base in (ctx.paths.worktree, ctx.paths.root):
+        prefix = str(base).rstrip("/") + "/"
+        if action.path.startswith(prefix):
+            return replace(action, path=action.path[len(prefix) :])
+    return action
+
+
+def failed_programs(commands: object) -> frozenset[str] | None:
+    """The programs of the session's failed commands a hook sent (their forms: ``uv run
+    pytest``), as lessons name them (``pytest``); None when it sent none (not known)."""
+    if not isinstance(commands, list):
+        return None
+    programs = (program_of(c[:300]) for c in commands[:MAX_FAILED] if isinstance(c, str))
+    return frozenset(p for p in programs if p)
+
+
+# At most this many of a session's failed commands are read from a request.
+MAX_FAILED = 50

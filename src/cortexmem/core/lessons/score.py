@@ -79,8 +79,15 @@ def _languages_meet(a: str, b: str) -> bool:
     return a == b or SAME_LANGUAGE.get(a) == b
 
 
-def gate(lesson: Lesson, action: Action, project: str | None = None) -> str | None:
-    """Why ``lesson`` may not warn about ``action`` (a short reason), or None when it may."""
+def gate(
+    lesson: Lesson,
+    action: Action,
+    project: str | None = None,
+    failed: frozenset[str] | None = None,
+) -> str | None:
+    """Why ``lesson`` may not warn about ``action`` (a short reason), or None when it may.
+
+    ``failed``: the programs whose runs failed earlier in the session (None: not known)."""
     if lesson.status != "active":
         return f"status {lesson.status}"
     if lesson.kind not in WARNING_KINDS:
@@ -99,10 +106,15 @@ def gate(lesson: Lesson, action: Action, project: str | None = None) -> str | No
     if framework and t.framework and framework != t.framework:
         return f"framework gate: {framework} is not {t.framework}"
     # A failure fixed by changing files is about those files: it meets a call that names one
-    # (a run of the program on it, an edit of it), not every run of the program.
+    # (a run of the program on it, an edit of it), not every run of the program. An edit of one
+    # is about that failure once the failure is back (the program failed in this session): then
+    # the edit is likely the fix, and the lesson says where it was last time; before, the file
+    # alone is a coincidence (a lint lesson shown at every edit of a file lint once flagged).
     fixed = targets(lesson.text) - targets(t.command or "") if lesson.kind == "failure" else set()
     if t.program:
         if action.path and action.path.rsplit("/", 1)[-1].lower() in fixed:
+            if failed is not None and not failed & {t.program, *programs_of(t.command or "")}:
+                return f"about its files, but `{t.program}` has not failed in this session"
             return None
         if t.program not in programs_of(action.command):
             return f"about `{t.program}`, not this call"
@@ -160,12 +172,17 @@ class Scored:
 
 
 def score_all(
-    candidates: list[tuple[Lesson, float]], action: Action, now: datetime, project: str | None
+    candidates: list[tuple[Lesson, float]],
+    action: Action,
+    now: datetime,
+    project: str | None,
+    failed: frozenset[str] | None = None,
 ) -> list[Scored]:
-    """Each candidate (lesson, similarity) gated and scored, best first."""
+    """Each candidate (lesson, similarity) gated and scored, best first; ``failed`` as in
+    ``gate``."""
     out = []
     for lesson, similarity in candidates:
-        stopped = gate(lesson, action, project)
+        stopped = gate(lesson, action, project, failed)
         if stopped is not None:
             out.append(Scored(lesson, similarity, 0.0, f"✗ {stopped}"))
             continue

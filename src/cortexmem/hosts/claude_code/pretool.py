@@ -50,6 +50,7 @@ def warnings(payload: dict[str, object], wait: float) -> dict[str, object] | Non
     if not isinstance(tool_input, dict):
         tool_input = {}
     from cortexmem.hosts.claude_code.payload import project_dir
+    from cortexmem.hosts.claude_code.spool import failed_commands
     from cortexmem.project.paths import resolve
     from cortexmem.recall import client as recall_client
 
@@ -61,6 +62,9 @@ def warnings(payload: dict[str, object], wait: float) -> dict[str, object] | Non
         "action": action_fields(tool, tool_input),
         "session_id": payload.get("session_id"),
         "tool_use_id": payload.get("tool_use_id"),
+        # What failed lately in the session (the spool's own records): a lesson about a file
+        # warns at its edit once its failure is back (``core.lessons.score.gate``).
+        "failed": failed_commands(payload.get("session_id")),
     }
     reply = recall_client.ask(paths.project_hash, request, timeout=wait)
     if reply is None:

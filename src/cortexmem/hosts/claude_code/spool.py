@@ -200,6 +200,15 @@ def record(event: str, payload: dict[str, object], now_ns: int | None = None) ->
     )
 
 
+def failed_commands(session_id: object) -> list[str]:
+    """The forms of the shell commands that failed lately in the session (from the spool's
+    last few KB, oldest first): what PreToolUse tells the warnings about the session."""
+    if not isinstance(session_id, str) or not session_id:
+        return []
+    forms = (r.get("cmd") for r in _tail_records(spool_path(session_id)) if r.get("ok") is False)
+    return list(dict.fromkeys(f for f in forms if isinstance(f, str) and f))
+
+
 def read_spool(path: str, offset: int = 0) -> tuple[list[dict[str, object]], int]:
     """Complete spooled records from byte ``offset`` on, and the offset just past the last one.
 
