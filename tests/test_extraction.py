@@ -810,6 +810,38 @@ def test_a_fixed_failure_is_remembered_with_the_cause_the_assistant_found():
     assert "Let me look" not in memory.content  # an intention is no diagnosis
 
 
+def test_a_fix_is_claimed_for_the_files_the_error_named_not_every_file_changed_meanwhile():
+    lint_output = (
+        "[lint] $ golangci-lint run\ncmd/entire/cli/reset_test.go:20:1: 36-64 lines are "
+        "duplicate of `cmd/entire/cli/clean_test.go:18-46` (dupl)\n1 issues.\n"
+        "[lint] ERROR task failed"
+    )
+    session = (
+        Session()
+        .bash("mise run lint", lint_output, error=True)
+        .say("The duplication is expected test setup code, so it gets a nolint:dupl comment.")
+        .tool("Edit", {"file_path": "/home/dev/app/cmd/entire/cli/reset_test.go"}, "ok")
+        # meanwhile, another bug: the reset command itself
+        .tool("Edit", {"file_path": "/home/dev/app/cmd/entire/cli/reset.go"}, "ok")
+        .tool("Edit", {"file_path": "/home/dev/app/cmd/entire/cli/manual_commit_reset.go"}, "ok")
+        .bash("mise run lint", "0 issues.")
+    )  # fmt: skip
+    (memory,) = [m for m in to_memories(session.events()) if "event:error_resolved" in m.tags]
+    assert memory.content.endswith("Fixed by changes to cmd/entire/cli/reset_test.go")
+    # an error that names none of the changed files leaves them all claimed
+    unnamed = (
+        Session()
+        .bash("uv run pytest -q", "E   assert 409 == 200\n1 failed", error=True)
+        .say("I see the issue! The handler returns the stored response even when the body "
+             "differs, so a replayed key must be compared with the request hash.")
+        .tool("Edit", {"file_path": "/home/dev/app/idempotency.py"}, "ok")
+        .tool("Edit", {"file_path": "/home/dev/app/store.py"}, "ok")
+        .bash("uv run pytest -q", "4 passed")
+    )  # fmt: skip
+    (memory,) = [m for m in to_memories(unnamed.events()) if "event:error_resolved" in m.tags]
+    assert memory.content.endswith("Fixed by changes to idempotency.py, store.py")
+
+
 def test_a_fixed_failure_without_a_cause_stays_an_event():
     session = (
         Session()

@@ -65,6 +65,30 @@ def diagnosis(text: str) -> str | None:
     return None
 
 
+# A file name in a tool's output: ``cmd/reset_test.go:20:1:``, ``File "src/app.py", line 3``.
+_NAMED_FILE: Final = re.compile(r"[\w.-]+\.[A-Za-z][A-Za-z0-9]{0,5}\b")
+# How much of a failure's output is read for the files it names (their errors come first).
+NAMED_FROM_CHARS: Final = 20_000
+MAX_NAMED: Final = 50
+
+
+def files_named(output: str) -> list[str]:
+    """The names (lower case, without folders) of the files a failure's output names."""
+    found = (m.rsplit("/", 1)[-1].lower() for m in _NAMED_FILE.findall(output[:NAMED_FROM_CHARS]))
+    return list(dict.fromkeys(found))[:MAX_NAMED]
+
+
+def fixed_files(changed: list[str], named: list[str]) -> list[str]:
+    """The files a failure's fix changed: of those changed between the failing and the passing
+    run, the ones its output named, when it named any; else all of them. A session often
+    changes other files meanwhile (another bug, a refactor), and the error said where it was:
+    "`mise run lint` failed … Fixed by changes to reset_test.go", not to every file touched
+    before lint passed."""
+    wanted = set(named)
+    hit = [path for path in changed if path.rsplit("/", 1)[-1].lower() in wanted]
+    return hit or changed
+
+
 FILE_KINDS: Final = frozenset({"edit", "write"})
 TODO_STATUSES: Final = ("pending", "in_progress", "completed")
 
@@ -87,7 +111,8 @@ class StructuralLayer:
     def __init__(self, factory: EventFactory) -> None:
         self.make = factory.make
         self.pending: _Bounded = _Bounded(MAX_PENDING)
-        # key -> (what failed, error line, files seen index, the diagnosis given since or "")
+        # key -> (what failed, error line, files seen index, the diagnosis given since or "",
+        # the names of the files its output names)
         self.failures: _Bounded = _Bounded(MAX_FAILURES)
         self.todos: _Bounded = _Bounded(MAX_TODOS)  # step text -> status
         self.tasks: _Bounded = _Bounded(MAX_TODOS)  # TaskCreate id -> subject
@@ -117,10 +142,11 @@ class StructuralLayer:
             steps = fields.get("steps")
             fields["steps"] = None if steps is None else tuple((t, s) for t, s in steps)
             self.pending[key] = ToolCall(**fields)
-        for (name, target), (failed, line, seen, *cause) in state["failures"]:
-            # a state saved before causes were kept has three fields
-            said = str(cause[0]) if cause else ""
-            self.failures[(name, target)] = (failed, line, int(seen), said)
+        for (name, target), (failed, line, seen, *rest) in state["failures"]:
+            # a state saved before causes (or the named files) were kept has three (or four)
+            said = str(rest[0]) if rest else ""
+            named = [str(n) for n in rest[1]] if len(rest) > 1 else []
+            self.failures[(name, target)] = (failed, line, int(seen), said, named)
         for text, status in state["todos"]:
             self.todos[text] = status
         for task_id, subject in state["tasks"]:
@@ -160,8 +186,8 @@ class StructuralLayer:
         cause = diagnosis(text)
         if cause:
             for key in waiting:
-                failed, line, seen, _ = self.failures[key]
-                self.failures[key] = (failed, line, seen, cause)
+                failed, line, seen, _, named = self.failures[key]
+                self.failures[key] = (failed, line, seen, cause, named)
 
     # ------------------------------------------------------------- failures and resolutions
 
@@ -186,8 +212,9 @@ class StructuralLayer:
         shell = call.kind == "shell"
         line = commands.outcome_summary(output) if shell else None
         line = line or commands.error_line(output)
+        named = files_named(output)
         for key in keys or [target]:
-            self.failures[(call.name, key)] = (target, line, self.files_seen, "")
+            self.failures[(call.name, key)] = (target, line, self.files_seen, "", named)
         what = f"`{target}`" if shell else f"{call.name} {target}".strip()
         return [
             self.make(
@@ -203,9 +230,9 @@ class StructuralLayer:
         failed = self.failures.pop((call.name, target), None)
         if failed is None:
             return []
-        failed_call, line, seen, cause = failed
+        failed_call, line, seen, cause, named = failed
         changed = self.recent_files[max(0, len(self.recent_files) - (self.files_seen - seen)) :]
-        changed = list(dict.fromkeys(changed))
+        changed = fixed_files(list(dict.fromkeys(changed)), named)
         shell = call.kind == "shell"
         what = f"`{failed_call}`" if shell else f"{call.name} {failed_call}".strip()
         where = ", ".join(changed[:8])
