@@ -842,6 +842,34 @@ def test_a_fix_is_claimed_for_the_files_the_error_named_not_every_file_changed_m
     assert memory.content.endswith("Fixed by changes to idempotency.py, store.py")
 
 
+def test_a_session_that_was_one_fix_does_not_say_its_cause_twice():
+    cause = ("The tests expect custom error messages printed to stderr, but the command is "
+             "returning plain errors.")  # fmt: skip
+    session = (
+        Session()
+        .say("fix the test, the code is right", role="user")
+        .bash("mise run test", "--- FAIL: TestResetCmd_NotGitRepo\n[test] ERROR task failed",
+              error=True)
+        .say(f"Now I understand the issue. {cause}")
+        .tool("Edit", {"file_path": "/home/dev/app/reset_test.go"}, "ok")
+        .bash("mise run test", "ok  entire.io/cli 1.2s")
+        .say(f"Now I understand the issues. {cause}")
+    )  # fmt: skip
+    (summary,) = digest_of(session)["session_summary"]
+    (gotcha,) = [m for m in to_memories(session.events()) if "event:error_resolved" in m.tags]
+    assert "custom error messages" in gotcha.content  # the cause is the gotcha's
+    assert "custom error messages" not in summary
+    assert "Outcome: `mise run test` passed after changes to reset_test.go" in summary
+    # a closing reply that says more than the cause is the session's own outcome
+    session.say(
+        "Fixed the reset tests: they now expect the plain errors the command returns, "
+        "since you said the code is right; the four reset tests and the rest of the "
+        "suite pass, and the interactive confirmation path is still untested."
+    )
+    (summary,) = digest_of(session)["session_summary"]
+    assert "interactive confirmation path is still untested" in summary
+
+
 def test_a_fixed_failure_without_a_cause_stays_an_event():
     session = (
         Session()

@@ -259,6 +259,30 @@ def closing_reply(replies: Sequence[Event], prompts: Sequence[Event]) -> str | N
     return None
 
 
+_WORDS: Final = re.compile(r"[a-z0-9]+")
+# The share of a fix's cause a closing reply holds for the reply to be that cause restated.
+RESTATED: Final = 0.8
+
+
+def fix_told(closing: str, resolved: Sequence[Event]) -> str:
+    """The closing reply, or, when it only restates the cause of a failure fixed in the
+    session (the whole session was that fix: its gotcha already says it in the same words),
+    what came of it: "`mise run test` passed after changes to reset_test.go"."""
+    said = set(_WORDS.findall(closing.lower()))
+    for event in resolved:
+        cause = str(event.payload.get("cause") or "")
+        words = set(_WORDS.findall(cause.lower()))
+        if len(words) < 5 or len(words & said) < RESTATED * len(words):
+            continue
+        if len(said - words) > len(words):  # the reply says much more than the cause
+            continue
+        target = str(event.payload.get("target") or "")
+        files = event.payload.get("files") or []
+        where = f" after changes to {', '.join(map(str, files[:MAX_FILES]))}" if files else ""
+        return f"`{target}` passed{where} (its cause is kept as a gotcha)"
+    return closing
+
+
 def session_summary(events: Sequence[Event], problems: list[tuple[Event, str]]) -> str | None:
     prompts = [e for e in events if e.kind == "prompt"]
     if not prompts:
@@ -272,6 +296,7 @@ def session_summary(events: Sequence[Event], problems: list[tuple[Event, str]]) 
         parts.append(f"Last request: {clip(prompts[-1].content, GOAL_CHARS)}")
     closing = closing_reply(replies, prompts)
     if closing is not None:
+        closing = fix_told(closing, [e for e in events if e.kind == "error_resolved"])
         parts.append(f"Outcome: {clip(closing, OUTCOME_CHARS)}")
     files = list(
         dict.fromkeys(str(e.payload.get("path")) for e in events if e.kind == "file_modified")
