@@ -456,8 +456,13 @@ def test_a_substantial_real_session_gets_a_five_section_lesson(tmp_path: Path):
     )
     assert f"- Actual: {tokens[big]:,} tokens, {sizes[big]} tool calls" in draft.text
     assert draft.target.startswith(".cortex/inbox/lesson-2025-07-")
-    # What came back in the session: `uv run pytest` failed and was run again as is.
-    assert "- A pre-check for `uv run pytest`: it failed and was run again as is" in draft.text
+    # What came back in the session, and only that: two failures seen twice each (the
+    # one-off ruff error is not "recurring"), no fix made twice, so no doctrine of one.
+    errors = draft.text.split("## Top 3 recurring errors")[1].split("## ")[0]
+    assert errors.count("(2x)") == 2 and "ruff" not in errors
+    assert "cannot import name 'load_transcripts_from_directory'" in errors
+    assert "- None stood out" in draft.text
+    assert "- A pre-flight check for `uv run python -c" in draft.text and "failed 2x" in draft.text
 
 
 def test_steps_repeated_across_three_sessions_become_a_skill():
@@ -479,3 +484,7 @@ def test_steps_repeated_across_three_sessions_become_a_skill():
     assert draft.text.startswith("---\nname: run-uv-run-pytest\n")
     assert "1. Run `ruff check`.\n2. Run `mypy`.\n3. Run `uv run pytest`." in draft.text
     assert skill_candidates(sessions, min_tasks=4) == []
+    # two steps in a row are a line of CLAUDE.md, not a skill
+    pair = [shell("mise run test"), "Edit", shell("mise run fmt")]
+    pairs = {f"p{n}": session(f"p{n}", DAY0, pair) for n in range(4)}
+    assert skill_candidates(pairs, min_tasks=3) == []

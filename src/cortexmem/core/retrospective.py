@@ -4,12 +4,13 @@
 estimated vs actual effort (tokens, against the project's usual session), the top 3 recurring
 errors, the top 3 patterns to standardise, one candidate doctrine, one tool to create. A
 session below ``min_calls`` tool calls is refused (not worth a lesson), and so is one where
-nothing came back (no fix, no command that failed twice, no command retried as is twice): the
-doctrine and the tool are drawn from what repeated. The draft is a note for
+nothing came back (no command fixed the same way twice, none failing the same way twice): the
+errors, the doctrine and the tool are drawn from what repeated. The draft is a note for
 the inbox: a person decides what, if anything, becomes lasting.
 
-``skill_candidates`` finds sequences of a project's own steps (test, check, build commands)
-that came back in at least ``min_tasks`` sessions, each a skill proposal.
+``skill_candidates`` finds sequences of at least ``MIN_SKILL_STEPS`` of a project's own steps
+(test, check, build commands) that came back in at least ``min_tasks`` sessions, each a skill
+proposal (two commands in a row are a line of CLAUDE.md, not a skill).
 """
 
 from __future__ import annotations
@@ -99,40 +100,31 @@ def session_lesson(
         effort.append("- Estimated: no earlier session of this project to compare with.")
     errors = _errors(events, calls)
     patterns, _ = find_patterns(calls)
-    fixes = [p for p in patterns if p.kind == "fix"]
-    # A chain of one tool repeated (Read->Read->Read) is no pattern to standardise.
-    chains = [p for p in patterns if p.kind == "chain" and len(set(p.label.split("->"))) > 1]
-    runs = Counter(o.command for o in calls if o.ok and o.command and step_kind(o.command))
-    standard = [f"{p.rule} ({p.count}x)" for p in fixes]
-    standard += [f"Run `{step}` ({n}x)" for step, n in runs.most_common() if n > 1]
-    standard = (standard + [f"{p.label} ({p.count}x)" for p in chains])[:3]
-    retried = [p for p in patterns if p.family == "command-retry" and p.count > 1]
-    # A doctrine and a tool come from what repeated: a fix, a command that failed twice or
-    # more, the step run most; a one-off failure teaches nothing lasting.
-    repeated = [e for e in errors if e[0] and e[2] > 1]
-    if not (fixes or repeated or retried):
+    # What came back in the session, and only that: a command fixed the same way twice or
+    # more, a command failing the same way twice or more, the project's own steps in a row
+    # (a workflow). A one-off slip fixed on the next call, a tool chain (Bash->Read->Edit), a
+    # step run often and a command "retried" with other arguments teach nothing lasting.
+    fixes = [p for p in patterns if p.kind == "fix" and p.count > 1]
+    workflows = [p for p in patterns if p.family == "workflow" and p.count > 1]
+    recurring = [e for e in errors if e[2] > 1]
+    repeated = [e for e in recurring if e[0]]
+    if not (fixes or repeated):
         return None  # nothing came back in the session: nothing lasting to learn from it
-    top_step = runs.most_common(1)[0] if runs else None
+    standard = [f"{p.rule} ({p.count}x)" for p in fixes]
+    standard = (standard + [f"{p.rule} ({p.count}x)" for p in workflows])[:3]
     if fixes:
         doctrine = fixes[0].rule
-    elif repeated:
-        doctrine = f"Before running `{repeated[0][0]}`, check what made it fail: {repeated[0][1]}"
-    elif top_step and top_step[1] > 1:
-        doctrine = f"Check a change with `{top_step[0]}` (run {top_step[1]}x in this session)."
     else:
-        doctrine = f"Keep the {chains[0].label} sequence." if chains else "None stood out."
-    if retried:
-        tool = (f"A pre-check for {retried[0].label.split(' error')[0]}: it failed and was "
-                f"run again as is {retried[0].count}x.")  # fmt: skip
-    elif repeated:
-        tool = f"A pre-flight check for `{repeated[0][0]}` that catches this failure first."
-    elif top_step and top_step[1] > 2:
-        tool = f"A one-word task for `{top_step[0]}` (run {top_step[1]}x)."
+        doctrine = "None stood out: what failed again was not fixed by another way of running it."
+    if repeated:
+        command, said, times = repeated[0]
+        error = said.split(" failed: ", 1)[-1]
+        tool = f"A pre-flight check for `{command}`: it failed {times}x with “{error}”."
     else:
         tool = "None needed."
     body = [
         f"## {SECTIONS[0]}", "", *effort, "",
-        f"## {SECTIONS[1]}", "", *([f"- {e} ({n}x)" for _, e, n in errors] or ["- none"]), "",
+        f"## {SECTIONS[1]}", "", *([f"- {e} ({n}x)" for _, e, n in recurring] or ["- none"]), "",
         f"## {SECTIONS[2]}", "", *([f"- {p}" for p in standard] or ["- none"]), "",
         f"## {SECTIONS[3]}", "", f"- {doctrine}", "",
         f"## {SECTIONS[4]}", "", f"- {tool}",
@@ -161,15 +153,18 @@ def _step_runs(observations: Sequence[Observation]) -> list[str]:
     return out
 
 
+MIN_SKILL_STEPS = 3
+
+
 def skill_candidates(
     by_session: Mapping[str, Sequence[Observation]], *, min_tasks: int, longest: int = 4
 ) -> list[SkillCandidate]:
-    """Sequences of two to ``longest`` steps found in at least ``min_tasks`` sessions; the
-    longest first, a sequence inside a longer one already proposed left out."""
+    """Sequences of ``MIN_SKILL_STEPS`` to ``longest`` steps found in at least ``min_tasks``
+    sessions; the longest first, a sequence inside a longer one already proposed left out."""
     found: dict[tuple[str, ...], set[str]] = {}
     for session, calls in by_session.items():
         runs = _step_runs(calls)
-        for size in range(2, longest + 1):
+        for size in range(MIN_SKILL_STEPS, longest + 1):
             for i in range(len(runs) - size + 1):
                 gram = tuple(runs[i : i + size])
                 if len(set(gram)) == size:
