@@ -283,6 +283,45 @@ def test_the_digest_converges_whether_read_at_once_or_in_pieces(ctx: Context, tm
         assert sorted(m.content for m in once.iter_memories() if m.status == "active") == active
 
 
+def test_a_request_made_again_is_the_last_request_whether_read_at_once_or_in_pieces(
+    ctx: Context, tmp_path: Path
+):
+    """A person who rewinds and asks the same thing again (a real session of
+    ``-experiments-ideas`` did) made that request last; the store must not keep only its first
+    time, and reading the transcript again or in pieces must not add it twice."""
+    balanced = "Fair enough. Can you write a balanced opinion on this approach?"
+    lines = [
+        line(0, "List 5 strengths of this convention, please.", role="user"),
+        line(1, "Here are five strengths of the convention, each with an example from the docs."),
+        line(2, balanced, role="user"),
+        line(3, "A balanced opinion: the convention is a starting point, not a system at all."),
+        line(4, "I don't like it much. List 5 weak points, risks or caveats.", role="user"),
+        line(5, "Here are five weak points of the convention: it blurs where plans should live."),
+        line(6, balanced, role="user"),
+        line(7, "A balanced opinion: it adds ceremony, and the split is blurry for small work."),
+    ]
+    t = tmp_path / "sess.jsonl"
+    write(t, lines[:5])
+    store = ctx.writable("project")
+    capture.capture_transcript(store, t, reader=READER, session_id="sess-1")
+    write(t, lines)
+    capture.capture_transcript(store, t, reader=READER, session_id="sess-1")
+    capture.capture_transcript(store, t, reader=READER, session_id="sess-1")  # nothing new
+    prompts = [e for e in store.iter_events() if e.kind == "prompt"]
+    assert [e.content for e in prompts].count(balanced) == 2 and len(prompts) == 4
+    (summary,) = [m.content for m in store.iter_memories() if "event:session_summary" in m.tags]
+    assert f"Last request: {balanced}" in summary
+    assert "the split is blurry" in summary  # the outcome answers that last request
+
+    (tmp_path / "once").mkdir()
+    with Context.for_cwd(tmp_path / "once") as other:
+        once = other.writable("project")
+        capture.capture_transcript(once, t, reader=READER, session_id="sess-1")
+        assert sorted(e.content_hash for e in once.iter_events()) == sorted(
+            e.content_hash for e in store.iter_events()
+        )
+
+
 def test_subagent_events_take_the_parent_sessions_branch(ctx: Context, tmp_path: Path):
     folder = tmp_path / "proj"
     sub = folder / "sess-1" / "subagents"

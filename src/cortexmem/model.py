@@ -420,8 +420,12 @@ class Event:
 
     @property
     def content_hash(self) -> str:
-        """Same kind and content in the same session is the same event, whenever it is re-read."""
-        return content_hash(self.kind, self.content, self.provenance.session_id or "")
+        """Same kind and content in the same session is the same event, whenever it is re-read;
+        a request the person made again later (``payload["again"]``: the line where they did)
+        is another one."""
+        again = self.payload.get("again")
+        extra = () if again is None else (f"again:{again}",)
+        return content_hash(self.kind, self.content, self.provenance.session_id or "", *extra)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -293,7 +293,10 @@ def session_summary(events: Sequence[Event], problems: list[tuple[Event, str]]) 
     # a backfill from the transcript, and the same session must give the same summary.
     parts = [f"Session {_date(first)}: goal: {clip(first.content, GOAL_CHARS)}"]
     if len(prompts) > 1:
-        parts.append(f"Last request: {clip(prompts[-1].content, GOAL_CHARS)}")
+        # the last one that asks for something ("continue", "yes please" only go on)
+        last = next((e for e in reversed(prompts) if len(e.content.split()) >= 3), prompts[-1])
+        if last is not first:
+            parts.append(f"Last request: {clip(last.content, GOAL_CHARS)}")
     closing = closing_reply(replies, prompts)
     if closing is not None:
         closing = fix_told(closing, [e for e in events if e.kind == "error_resolved"])

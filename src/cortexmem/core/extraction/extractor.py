@@ -20,7 +20,7 @@ from cortexmem.core.extraction.structural import StructuralLayer
 from cortexmem.core.extraction.tags import SELF_REPORT_CONFIDENCE, find_tags
 from cortexmem.core.redact import redact_value
 from cortexmem.core.session import Entry
-from cortexmem.model import Event
+from cortexmem.model import Event, content_hash
 
 # salience of what prose says, by kind
 SALIENCE: Final = {
@@ -44,6 +44,8 @@ SUBAGENT_DISCOUNT: Final = 0.9
 _SUMMARY_HEADING: Final = re.compile(r"^\s*(?:#+\s*)?Summary:?\s*$", re.MULTILINE)
 MAX_COMPACT_SUMMARY: Final = 4_000
 STATE_VERSION: Final = 1
+# How many of a transcript's requests are remembered to tell a request made again.
+MAX_PROMPTS_KEPT: Final = 500
 
 
 class Extractor:
@@ -54,6 +56,9 @@ class Extractor:
         self.factory = EventFactory(self.ctx)
         self.structural = StructuralLayer(self.factory)
         self.seen_session: str | None = None  # the session the entries say they belong to
+        # The requests already made in this transcript (hashes, oldest first, bounded): the
+        # same words said again later are a new request (the last one decides what was asked).
+        self.prompts: dict[str, None] = {}
         dialect = self.ctx.dialect
         self.host = injected(dialect)
         # What the host writes before every compaction summary: no information in it.
@@ -73,7 +78,11 @@ class Extractor:
     def snapshot(self) -> str:
         """What this extractor carries between entries, as text to save with the cursor
         (redacted: pending commands and outputs are stored like everything else)."""
-        state = {"v": STATE_VERSION, "structural": redact_value(self.structural.to_state())}
+        state = {
+            "v": STATE_VERSION,
+            "structural": redact_value(self.structural.to_state()),
+            "prompts": list(self.prompts),
+        }
         return json.dumps(state)
 
     def restore(self, text: str) -> bool:
@@ -85,9 +94,12 @@ class Extractor:
                 return False
             layer = StructuralLayer(self.factory)
             layer.load_state(state["structural"])
+            # a state saved before requests were remembered has none
+            prompts = dict.fromkeys(str(h) for h in state.get("prompts", []))
         except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
             return False
         self.structural = layer
+        self.prompts = prompts
         return True
 
     def finish(self) -> list[Event]:
@@ -142,11 +154,21 @@ class Extractor:
         words = " ".join(strip_code(text, self.host).split())
         if len(words) < (MIN_REPLY if kind == "reply" else 3):
             return []
+        again = None
+        if kind == "prompt":
+            key = content_hash(words)
+            if key in self.prompts:
+                again = entry.line
+            self.prompts.pop(key, None)
+            self.prompts[key] = None
+            while len(self.prompts) > MAX_PROMPTS_KEPT:
+                del self.prompts[next(iter(self.prompts))]
         return [
             self.factory.make(
-                kind, words, entry, confidence=1.0, salience=0.2, layer="structural", limit=limit
+                kind, words, entry, confidence=1.0, salience=0.2, layer="structural", limit=limit,
+                again=again,
             )
-        ]
+        ]  # fmt: skip
 
     def prose(self, entry: Entry, text: str, speaker: str, discount: float) -> list[Event]:
         """Tags first (they are explicit), then keyword markers in sentences not tagged."""
