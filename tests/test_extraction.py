@@ -920,11 +920,15 @@ def test_howto_comes_from_the_steps_the_session_ran_successfully_deduplicated():
         .bash("uv run pytest tests/test_a.py::test_x", "1 passed")
         .bash("act --container-architecture linux/amd64 -j test", "Job succeeded")
         .bash("pnpm build", "boom", error=True)
+        .bash("go test ./cmd/entire/cli/checkpoint/... -v -count=1", "ok")  # one package
+        .bash("go vet ./...", "ok")  # the whole module
     )
     howto = digest_of(session)["howto"]
     assert "How to run the tests: `uv run pytest -q`" in howto
     assert any("act --container-architecture linux/amd64 -j test" in h for h in howto)
     assert not [h for h in howto if "test_a.py" in h or "pnpm build" in h]
+    assert not [h for h in howto if "checkpoint" in h]
+    assert any("`go vet ./...`" in h for h in howto)
 
 
 def test_a_chain_of_steps_is_remembered_as_its_steps():

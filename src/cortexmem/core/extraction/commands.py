@@ -166,6 +166,8 @@ _BUILD_RUN: Final = re.compile(
 _SPECIFIC: Final = re.compile(
     r"\s--?(?:help|version|list|markers|collect-only|co|l|h|V)\b|::|\s-k\s|\s--?(?:run|filter|grep|testNamePattern|lf|last-failed)\b|"
     r"\s\S+\.(?:py|ts|tsx|js|jsx|go|rs|rb|java|kt|cs|php|swift)\b|\s\S*/\S*test\S*|\|"
+    # one package and those under it (``go test ./cmd/cli/checkpoint/...``), not ``./...``
+    r"|\s(?:\./)?[\w-]+(?:/[\w.-]+)*/\.\.\."
 )
 
 
