@@ -102,7 +102,7 @@ def session_lesson(
     patterns, _ = find_patterns(calls)
     # What came back in the session, and only that: a command fixed the same way twice or
     # more, a command failing the same way twice or more, the project's own steps in a row
-    # (a workflow). A one-off slip fixed on the next call, a tool chain (Bash->Read->Edit), a
+    # (a workflow). A one-off slip fixed on the next call, a chain of tool names, a
     # step run often and a command "retried" with other arguments teach nothing lasting.
     fixes = [p for p in patterns if p.kind == "fix" and p.count > 1]
     workflows = [p for p in patterns if p.family == "workflow" and p.count > 1]
