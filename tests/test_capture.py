@@ -313,13 +313,17 @@ def test_a_request_made_again_is_the_last_request_whether_read_at_once_or_in_pie
     assert f"Last request: {balanced}" in summary
     assert "the split is blurry" in summary  # the outcome answers that last request
 
-    (tmp_path / "once").mkdir()
-    with Context.for_cwd(tmp_path / "once") as other:
-        once = other.writable("project")
-        capture.capture_transcript(once, t, reader=READER, session_id="sess-1")
-        assert sorted(e.content_hash for e in once.iter_events()) == sorted(
-            e.content_hash for e in store.iter_events()
-        )
+    whole = sorted(e.content_hash for e in store.iter_events())
+    for cut in range(1, len(lines)):  # read at once, or in two pieces split anywhere
+        folder = tmp_path / f"cut{cut}"
+        folder.mkdir()
+        piece = folder / "sess.jsonl"
+        with Context.for_cwd(folder) as other:
+            again = other.writable("project")
+            for upto in (cut, len(lines)):
+                write(piece, lines[:upto])
+                capture.capture_transcript(again, piece, reader=READER, session_id="sess-1")
+            assert sorted(e.content_hash for e in again.iter_events()) == whole, cut
 
 
 def test_subagent_events_take_the_parent_sessions_branch(ctx: Context, tmp_path: Path):
