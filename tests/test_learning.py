@@ -456,13 +456,36 @@ def test_a_substantial_real_session_gets_a_five_section_lesson(tmp_path: Path):
     )
     assert f"- Actual: {tokens[big]:,} tokens, {sizes[big]} tool calls" in draft.text
     assert draft.target.startswith(".cortex/inbox/lesson-2025-07-")
-    # What came back in the session, and only that: two failures seen twice each (the
-    # one-off ruff error is not "recurring"), no fix made twice, so no doctrine of one.
+    # What came back in the session, and only that: a `cd test` that stayed in effect (its
+    # later relative paths failed: "no such file or directory: test", "file or directory not
+    # found: test/…"), two failures seen twice each (the one-off ruff error is not
+    # "recurring"); no fix made twice, so the doctrine is the folder's.
     errors = draft.text.split("## Top 3 recurring errors")[1].split("## ")[0]
+    assert "- A `cd test` stayed in effect: 4 later commands did not find a path" in errors
     assert errors.count("(2x)") == 2 and "ruff" not in errors
     assert "cannot import name 'load_transcripts_from_directory'" in errors
-    assert "- None stood out" in draft.text
+    assert "- A `cd test` in a shell command stays in effect for the next ones" in draft.text
     assert "- A pre-flight check for `uv run python -c" in draft.text and "failed 2x" in draft.text
+
+
+def test_a_cd_that_stayed_in_effect_is_told_apart_from_paths_merely_mistyped():
+    from cortexmem.core.retrospective import cwd_drift
+    from cortexmem.model import Event
+
+    def failed(text: str, call: str = "shell") -> Event:
+        return Event(kind="error", content=text, payload={"call": call})
+
+    cd = failed(
+        "`cd test && uv run python -c …` failed: (eval):cd:1: no such file or directory: test"
+    )
+    grep = failed("`grep -n x claude_code_log/renderer.py` failed: grep: claude_code_log/"
+                  "renderer.py: No such file or directory")  # fmt: skip
+    assert cwd_drift([cd, grep]) == ("test", 2)
+    assert cwd_drift([grep, grep]) is None  # a wrong path, twice: no folder was left behind
+    assert cwd_drift([cd]) is None  # one failure is no drift
+    assert cwd_drift([cd, failed("Edit a.py failed: no such file or directory", "edit")]) is None
+    bash = failed("`cd web && npm test` failed: bash: cd: web: No such file or directory")
+    assert cwd_drift([bash, grep, grep]) == ("web", 3)
 
 
 def test_steps_repeated_across_three_sessions_become_a_skill():

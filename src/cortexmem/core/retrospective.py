@@ -15,6 +15,7 @@ proposal (two commands in a row are a line of CLAUDE.md, not a skill).
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -64,6 +65,38 @@ def _errors(
     return [(*said[k], shapes[k]) for k in ranked[:3]]
 
 
+# A ``cd`` that found no such folder: the shell was not where the command assumed (a ``cd``
+# of an earlier command stays in effect: the host's shell keeps its working directory).
+_CD_FAILED = re.compile(
+    r"\bcd:(?:\d+:)? (?:no such file or directory|can't cd to):? (\S+)"
+    r"|\bcd: (\S+): no such file or directory",
+    re.IGNORECASE,
+)
+_PATH_MISSING = re.compile(
+    r"no such file or directory|file or directory not found|cannot find the path|"
+    r"does not exist|\bE902\b",
+    re.IGNORECASE,
+)
+
+
+def cwd_drift(events: Iterable[Event]) -> tuple[str, int] | None:
+    """``(folder, failures)`` when the session's shell was left in a sub-folder: a ``cd
+    FOLDER`` failed because the shell was already there (or elsewhere), among two or more
+    failures to find a path, which relative paths then meet. None otherwise."""
+    folder = None
+    missing = 0
+    for e in events:
+        if e.kind != "error" or e.payload.get("call") != "shell":
+            continue
+        text = e.content
+        found = _CD_FAILED.search(text)
+        if found and folder is None:
+            folder = (found.group(1) or found.group(2) or "").strip("'\"")
+        if found or _PATH_MISSING.search(text):
+            missing += 1
+    return (folder, missing) if folder and missing >= 2 else None
+
+
 def _hours(observations: Sequence[Observation]) -> float:
     if len(observations) < 2:
         return 0.0
@@ -108,12 +141,22 @@ def session_lesson(
     workflows = [p for p in patterns if p.family == "workflow" and p.count > 1]
     recurring = [e for e in errors if e[2] > 1]
     repeated = [e for e in recurring if e[0]]
-    if not (fixes or repeated):
+    drift = cwd_drift(events)
+    if not (fixes or repeated or drift):
         return None  # nothing came back in the session: nothing lasting to learn from it
+    if drift:
+        folder, times = drift
+        said = (f"A `cd {folder}` stayed in effect: {times} later commands did not find a "
+                "path they named relative to the project")  # fmt: skip
+        recurring = [("", said, times), *recurring][:3]
     standard = [f"{p.rule} ({p.count}x)" for p in fixes]
     standard = (standard + [f"{p.rule} ({p.count}x)" for p in workflows])[:3]
     if fixes:
         doctrine = fixes[0].rule
+    elif drift:
+        doctrine = (f"A `cd {drift[0]}` in a shell command stays in effect for the next "
+                    f"ones: run `(cd {drift[0]} && …)` in a subshell, or use paths from the "
+                    "project root.")  # fmt: skip
     else:
         doctrine = "None stood out: what failed again was not fixed by another way of running it."
     if repeated:
