@@ -463,7 +463,9 @@ def test_a_substantial_real_session_gets_a_five_section_lesson(tmp_path: Path):
     errors = draft.text.split("## Top 3 recurring errors")[1].split("## ")[0]
     assert "- A `cd test` stayed in effect: 4 later commands did not find a path" in errors
     assert errors.count("(2x)") == 2 and "ruff" not in errors
+    # two ImportErrors of one shape but other names: said so, not one message twice
     assert "cannot import name 'load_transcripts_from_directory'" in errors
+    assert "— and 1 other like it (2x)" in errors
     assert "- A `cd test` in a shell command stays in effect for the next ones" in draft.text
     assert "- A pre-flight check for `uv run python -c" in draft.text and "failed 2x" in draft.text
 

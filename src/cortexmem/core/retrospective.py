@@ -36,6 +36,9 @@ SECTIONS = (
 )
 
 
+_DIGITS = re.compile(r"\d+")
+
+
 def _errors(
     events: Iterable[Event], observations: Sequence[Observation]
 ) -> list[tuple[str, str, int]]:
@@ -44,6 +47,7 @@ def _errors(
     (``error`` events), else the failed calls."""
     shapes: Counter[str] = Counter()
     said: dict[str, tuple[str, str]] = {}
+    variants: dict[str, set[str]] = {}
     for e in events:
         if e.kind != "error":
             continue
@@ -52,7 +56,13 @@ def _errors(
         key = f"{target}: {error_shape(line)}"
         shapes[key] += 1
         command = target[:80] if e.payload.get("call") == "shell" else ""
-        said.setdefault(key, (command, strip_personal(" ".join(e.content.split()))[:160]))
+        text = strip_personal(" ".join(e.content.split()))[:160]
+        said.setdefault(key, (command, text))
+        variants.setdefault(key, set()).add(_DIGITS.sub("#", " ".join(line.split())))
+    for key, seen in variants.items():
+        if len(seen) > 1:  # one shape, other words ("cannot import name 'a'", then 'b')
+            command, text = said[key]
+            said[key] = (command, f"{text} — and {len(seen) - 1} other like it")
     if not shapes:
         for o in observations:
             if not o.ok:
