@@ -258,17 +258,21 @@ def test_knowledge_said_again_after_fading_comes_back_instead_of_twice(
     assert back.status == "active" and back.confidence >= memory.confidence
 
 
+def read_in_pieces(store, path: Path, lines: list[str], *cuts: int) -> None:
+    """Capture a transcript as it grows: its first ``cut`` lines, then more, then all."""
+    for upto in (*cuts, len(lines)):
+        write(path, lines[:upto])
+        capture.capture_transcript(store, path, reader=READER, session_id="sess-1")
+
+
 def test_the_digest_converges_whether_read_at_once_or_in_pieces(ctx: Context, tmp_path: Path):
     """The session summary is rebuilt as the session grows (the older version deleted: it is
     derived from the events); reading in pieces leaves the same memories as reading at once."""
     lines = [line(0, "Please add retries to the sender", role="user")]
     lines += [line(i, f"We decided to use backend number {i} because it scales.") for i in (1, 2)]
     t = tmp_path / "sess.jsonl"
-    write(t, lines[:2])
     store = ctx.writable("project")
-    capture.capture_transcript(store, t, reader=READER, session_id="sess-1")
-    write(t, lines)
-    capture.capture_transcript(store, t, reader=READER, session_id="sess-1")
+    read_in_pieces(store, t, lines, 2)
     active = sorted(m.content for m in store.iter_memories() if m.status == "active")
     versions = [m for m in store.iter_memories() if "event:session_summary" in m.tags]
     assert len(versions) == 1 and versions[0].status == "active"
@@ -301,11 +305,8 @@ def test_a_request_made_again_is_the_last_request_whether_read_at_once_or_in_pie
         line(7, "A balanced opinion: it adds ceremony, and the split is blurry for small work."),
     ]
     t = tmp_path / "sess.jsonl"
-    write(t, lines[:5])
     store = ctx.writable("project")
-    capture.capture_transcript(store, t, reader=READER, session_id="sess-1")
-    write(t, lines)
-    capture.capture_transcript(store, t, reader=READER, session_id="sess-1")
+    read_in_pieces(store, t, lines, 5)
     capture.capture_transcript(store, t, reader=READER, session_id="sess-1")  # nothing new
     prompts = [e for e in store.iter_events() if e.kind == "prompt"]
     assert [e.content for e in prompts].count(balanced) == 2 and len(prompts) == 4
@@ -320,9 +321,7 @@ def test_a_request_made_again_is_the_last_request_whether_read_at_once_or_in_pie
         piece = folder / "sess.jsonl"
         with Context.for_cwd(folder) as other:
             again = other.writable("project")
-            for upto in (cut, len(lines)):
-                write(piece, lines[:upto])
-                capture.capture_transcript(again, piece, reader=READER, session_id="sess-1")
+            read_in_pieces(again, piece, lines, cut)
             assert sorted(e.content_hash for e in again.iter_events()) == whole, cut
 
 
