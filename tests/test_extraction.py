@@ -950,3 +950,50 @@ def test_windows_paths_are_relative_to_the_project_and_powershell_is_a_shell():
     events = session.events()
     assert ("file_modified", "Modified src/a.py") in kinds(events)
     assert [e.payload["ok"] for e in events if e.kind == "test_run"] == [True]
+
+
+# The keyword markers search the lower-cased sentence with lower-cased patterns (twice as fast
+# as a case-insensitive search); the escapes must survive: ``\S`` is not ``\s``.
+_SAMPLE_PATTERNS = [
+    r"\b\S+ over \S+ (?:because|since|as)\b",
+    r"\bI(?:'d| would) (?:rather|like you to|prefer)\b",
+    r"^(?:Note|IMPORTANT|warning):",
+    r"\b(?:doesn't|Does Not) Work(?:ing)?\b\W",
+    r"[A-Z]{2,}\d+",
+]
+
+
+_SAMPLE_TEXTS = [
+    "We picked Postgres over MySQL because it scales.",
+    "I'd Rather you ran the tests first",
+    "NOTE: the fixture needs TZ=UTC",
+    "It Does Not Work, again",
+    "see ABC123 in the log",
+    "nothing to see here",
+]
+
+
+@pytest.mark.parametrize("pattern", _SAMPLE_PATTERNS)
+@pytest.mark.parametrize("text", _SAMPLE_TEXTS)
+def test_a_lowered_pattern_matches_lowered_text_as_the_case_insensitive_one(pattern, text):
+    import re
+
+    from cortexmem.core.extraction.keywords import _lowered
+
+    assert bool(re.search(_lowered(pattern), text.lower())) == bool(
+        re.search(pattern, text, re.IGNORECASE)
+    )
+
+
+@given(
+    st.sampled_from(_SAMPLE_PATTERNS),
+    st.text(alphabet=st.sampled_from(list("aBcIi' dDoOeEsSnNtTwWrRkKgG:.,0129XYZ")), max_size=60),
+)
+def test_a_lowered_pattern_on_any_lowered_text_matches_as_the_case_insensitive_one(pattern, text):
+    import re
+
+    from cortexmem.core.extraction.keywords import _lowered
+
+    assert bool(re.search(_lowered(pattern), text.lower())) == bool(
+        re.search(pattern, text, re.IGNORECASE)
+    )

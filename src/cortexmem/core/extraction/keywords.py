@@ -24,8 +24,26 @@ class Marker:
 
 
 def _m(kind: str, pattern: str, confidence: float, *speakers: str) -> Marker:
+    """A marker matched against the lower-cased sentence: searching lower-cased text with a
+    case-sensitive pattern takes half the time of a case-insensitive search (33 markers a
+    sentence; about 0.1 s of a 5,000-line capture)."""
     who = frozenset(speakers) if speakers else frozenset({"assistant", "user"})
-    return Marker(kind, re.compile(pattern, re.IGNORECASE), confidence, who)
+    return Marker(kind, re.compile(_lowered(pattern)), confidence, who)
+
+
+def _lowered(pattern: str) -> str:
+    """``pattern`` for lower-cased text: its letters lower-cased, its escapes (``\\S``,
+    ``\\b``, ``\\w``) kept as they are."""
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        if pattern[i] == "\\" and i + 1 < len(pattern):
+            out.append(pattern[i : i + 2])
+            i += 2
+        else:
+            out.append(pattern[i].lower())
+            i += 1
+    return "".join(out)
 
 
 _CHOICE_VERB: Final = (
@@ -145,8 +163,9 @@ def classify(sentence: str, speaker: str) -> tuple[str, float] | None:
     """The kind and confidence of one sentence, or ``None`` when it states nothing to keep."""
     if _NOT_A_STATEMENT.search(sentence):
         return None
+    lower = sentence.lower()
     for marker in MARKERS:
-        if speaker not in marker.speakers or not marker.pattern.search(sentence):
+        if speaker not in marker.speakers or not marker.pattern.search(lower):
             continue
         if "instead of" in marker.pattern.pattern and not _INSTEAD_NEEDS.search(sentence):
             continue
