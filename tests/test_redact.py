@@ -167,3 +167,32 @@ def test_the_assignment_prefilter_passes_every_text_the_rule_matches(head, word,
     text = f"{head}{word}{tail}{op}{value}"
     if rule.pattern().search(text):
         assert rule.prefilter is not None and rule.prefilter(_folded(text))
+
+
+# gitleaks' "generic" rules name their provider before the assignment; each gets a prefilter
+# that asks for one of those names first. Any text the rule matches must pass it.
+_NAMED = [
+    r for r in __import__("cortexmem.core.redact").core.redact.gitleaks_rules() if r.prefilter
+]
+
+
+@given(
+    st.sampled_from(_NAMED),
+    st.sampled_from(["", "my_", "export ", '"', "API."]),
+    st.sampled_from(["key", "_token", "secret", ""]),
+    st.sampled_from([" = ", "=", ": ", ':"', " => ", "='"]),
+    st.text(alphabet=ALNUM + "_-", min_size=8, max_size=90),
+    st.booleans(),
+)
+def test_a_named_rules_prefilter_passes_every_text_the_rule_matches(
+    rule, head, tail, op, value, named
+):
+    from cortexmem.core.redact import _NAMED_RULE, _folded
+
+    names = _NAMED_RULE.match(rule.regex).group(1).split("|")
+    word = names[len(value) % len(names)] if named else "unrelated"
+    text = f"{head}{word}{tail}{op}{value}"
+    if rule.pattern().search(text):
+        assert rule.prefilter is not None and rule.prefilter(_folded(text))
+    if named:
+        assert rule.prefilter is not None and rule.prefilter(_folded(text))

@@ -369,9 +369,35 @@ def gitleaks_rules() -> tuple[Rule, ...]:
             min_entropy=float(r.get("entropy", 0.0)),
             allow=tuple(r.get("allow", ())),
             stopwords=tuple(r.get("stopwords", ())),
+            prefilter=_named_prefilter(r["regex"]),
         )
         for r in data["rules"]
     )
+
+
+# gitleaks' "generic" rules: ``(?i)[\w.-]{0,50}?(?:lob|…)(?:[ \t\w.-]{0,20})… = value``: a
+# provider's name, then an assignment. Their keywords are often wider than the name (lob's are
+# ``live_`` and ``test_``, in every test file), and the lazy ``[\w.-]{0,50}?`` before the name
+# is tried at every position: the name itself must occur first.
+_NAMED_RULE = re.compile(
+    r"^(?:\(\?i\))?\[\\w\.-\]\{0,50\}\?(?:\(\?i:(?:\[\\w\.-\]\{0,50\}\?)?)?\(\?:([^()]+)\)"
+    r"(?![?*{+])"  # a name the rule may leave out is no requirement
+)
+_PLAIN_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def _named_prefilter(regex: str) -> Callable[[str], bool] | None:
+    """A prefilter for a rule that names its provider before the assignment: one of the names
+    (lower-cased) occurs in the lower-cased text; None for other shapes, or names that are
+    patterns rather than plain words."""
+    found = _NAMED_RULE.match(regex)
+    if found is None:
+        return None
+    names = found.group(1).split("|")
+    if not all(_PLAIN_NAME.match(n) for n in names):
+        return None
+    wanted = tuple(n.lower() for n in names)
+    return lambda lower: any(n in lower for n in wanted)
 
 
 def redact(text: str) -> str:
@@ -416,7 +442,13 @@ def _folded(text: str) -> str:
     """``text`` lower-cased with the letters a case-insensitive rule matches as ASCII letters
     (but ``lower()`` leaves alone) folded to them: where keywords are looked for."""
     lower = text.lower()
-    return lower if lower.isascii() else lower.translate(_FOLD)
+    if lower.isascii() or not any(c in lower for c in _UNFOLDED):
+        return lower  # most non-ASCII text holds none of them: no copy through translate
+    return lower.translate(_FOLD)
+
+
+# What ``lower()`` leaves of _FOLD's letters (K and İ it lowers to k and i itself).
+_UNFOLDED = ("\u017f", "\u0131", "\u212a", "\u0130")
 
 
 @cache
