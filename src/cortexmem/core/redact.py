@@ -447,8 +447,8 @@ def _folded(text: str) -> str:
     return lower.translate(_FOLD)
 
 
-# What ``lower()`` leaves of _FOLD's letters (K and İ it lowers to k and i itself).
-_UNFOLDED = ("\u017f", "\u0131", "\u212a", "\u0130")
+# What ``lower()`` leaves of _FOLD's letters: ſ and ı (the Kelvin sign and İ it lowers itself).
+_UNFOLDED = ("\u017f", "\u0131")
 
 
 @cache
