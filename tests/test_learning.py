@@ -445,7 +445,7 @@ def test_a_substantial_real_session_gets_a_five_section_lesson(tmp_path: Path):
         sizes = {s: sum(1 for o in observations if o.session_id == s) for s in tokens}
         big = max(sizes, key=lambda s: sizes[s])
         small = min(sizes, key=lambda s: sizes[s])
-        errors = store.recent_events(("error",), 500, session_id=big)
+        errors = store.recent_events(("error", "file_modified"), 1000, session_id=big)
         usual = [n for s, n in tokens.items() if s != big]
         draft = session_lesson(big, observations, errors, tokens[big], usual, min_calls=40)
         assert session_lesson(small, observations, [], tokens[small], usual, min_calls=40) is None
@@ -458,16 +458,19 @@ def test_a_substantial_real_session_gets_a_five_section_lesson(tmp_path: Path):
     assert draft.target.startswith(".cortex/inbox/lesson-2025-07-")
     # What came back in the session, and only that: a `cd test` that stayed in effect (its
     # later relative paths failed: "no such file or directory: test", "file or directory not
-    # found: test/…"), two failures seen twice each (the one-off ruff error is not
-    # "recurring"); no fix made twice, so the doctrine is the folder's.
+    # found: test/…"), and two ImportErrors of names `claude_code_log.parser` does not have
+    # (guessed, not read: said as such, not as one message twice). Not "recurring": the one-off
+    # ruff error, the red-then-green runs of the test the session was writing.
     errors = draft.text.split("## Top 3 recurring errors")[1].split("## ")[0]
     assert "- A `cd test` stayed in effect: 4 later commands did not find a path" in errors
-    assert errors.count("(2x)") == 2 and "ruff" not in errors
-    # two ImportErrors of one shape but other names: said so, not one message twice
-    assert "cannot import name 'load_transcripts_from_directory'" in errors
     assert "— and 1 other like it (2x)" in errors
+    assert "ruff" not in errors and "test_combined_transcript_link" not in errors
+    assert (
+        "- Look up what `claude_code_log.parser` defines before importing from it: 2 guessed"
+        in draft.text
+    )
     assert "- A `cd test` in a shell command stays in effect for the next ones" in draft.text
-    assert "- A pre-flight check for `uv run python -c" in draft.text and "failed 2x" in draft.text
+    assert "## Tool to create\n\n- None needed." in draft.text  # no check for a guessed name
 
 
 def test_a_cd_that_stayed_in_effect_is_told_apart_from_paths_merely_mistyped():
@@ -488,6 +491,23 @@ def test_a_cd_that_stayed_in_effect_is_told_apart_from_paths_merely_mistyped():
     assert cwd_drift([cd, failed("Edit a.py failed: no such file or directory", "edit")]) is None
     bash = failed("`cd web && npm test` failed: bash: cd: web: No such file or directory")
     assert cwd_drift([bash, grep, grep]) == ("web", 3)
+
+
+def test_names_guessed_from_a_module_that_lacks_them_are_told_apart():
+    from cortexmem.core.retrospective import guessed_names
+    from cortexmem.model import Event
+
+    def failed(text: str) -> Event:
+        return Event(kind="error", content=text, payload={"call": "shell"})
+
+    one = failed("ImportError: cannot import name 'parse_jsonl_file' from 'app.parser' (/x.py)")
+    two = failed("ImportError: cannot import name 'load_all' from 'app.parser' (/x.py)")
+    attr = failed("AttributeError: module 'app.parser' has no attribute 'read'")
+    assert guessed_names([one, two, attr]) == (
+        "app.parser",
+        ["parse_jsonl_file", "load_all", "read"],
+    )
+    assert guessed_names([one, one]) is None  # the same name twice is one guess
 
 
 def test_steps_repeated_across_three_sessions_become_a_skill():

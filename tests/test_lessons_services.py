@@ -152,6 +152,10 @@ def test_lessons_from_the_real_transcripts(tmp_path: Path, repo: Path):
         # a fix made in the same place in three sessions, each time for another reason
         (recurring,) = [x for x in learned if len(x.sessions) == 3]
         assert "reset_test.go: fixed there in 3 sessions, for different causes" in recurring.text
+        # it warns, but as a line of CLAUDE.md it would only say where failures keep being fixed
+        from cortexmem.core.suggestions import worth_keeping
+
+        assert not worth_keeping(recurring)
 
 
 def route(cortex_home: Path, use: str, url: str, timeout: int = 10) -> None:

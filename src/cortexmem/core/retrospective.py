@@ -48,11 +48,21 @@ def _errors(
     shapes: Counter[str] = Counter()
     said: dict[str, tuple[str, str]] = {}
     variants: dict[str, set[str]] = {}
+    events = list(events)
+    # Tests the session wrote itself fail, then pass, as it writes them (red, then green):
+    # that is the work, not an error that recurs.
+    written = {
+        str(e.payload.get("path") or "").rsplit("/", 1)[-1]
+        for e in events
+        if e.kind == "file_modified" and e.content.startswith("Created ")
+    } - {""}
     for e in events:
         if e.kind != "error":
             continue
         line = str(e.payload.get("error") or e.content).strip()
         target = str(e.payload.get("target") or e.payload.get("tool") or "").strip()
+        if step_kind(target) == "test" and any(name in target for name in written):
+            continue
         key = f"{target}: {error_shape(line)}"
         shapes[key] += 1
         command = target[:80] if e.payload.get("call") == "shell" else ""
@@ -87,6 +97,28 @@ _PATH_MISSING = re.compile(
     r"does not exist|\bE902\b",
     re.IGNORECASE,
 )
+
+
+_IMPORT_GUESS = re.compile(
+    r"cannot import name '([\w.]+)' from '([\w.]+)'"
+    r"|module '([\w.]+)' has no attribute '(\w+)'"
+)
+
+
+def guessed_names(events: Iterable[Event]) -> tuple[str, list[str]] | None:
+    """``(module, names)`` when the session imported two or more names a module does not
+    have (the assistant guessed its API instead of reading it), else None."""
+    by_module: dict[str, list[str]] = {}
+    for e in events:
+        if e.kind != "error":
+            continue
+        for found in _IMPORT_GUESS.finditer(e.content):
+            name, module = found.group(1) or found.group(4), found.group(2) or found.group(3)
+            names = by_module.setdefault(module, [])
+            if name not in names:
+                names.append(name)
+    module = max(by_module, key=lambda m: len(by_module[m]), default=None)
+    return (module, by_module[module]) if module and len(by_module[module]) >= 2 else None
 
 
 def cwd_drift(events: Iterable[Event]) -> tuple[str, int] | None:
@@ -127,6 +159,7 @@ def session_lesson(
     calls = [o for o in observations if o.session_id == session_id]
     if len(calls) < max(1, min_calls):
         return None
+    events = list(events)
     failed = sum(1 for o in calls if not o.ok)
     day = min(o.at for o in calls)[:10]
     usual = int(statistics.median(usual_tokens)) if usual_tokens else 0
@@ -169,12 +202,20 @@ def session_lesson(
                     "project root.")  # fmt: skip
     else:
         doctrine = "None stood out: what failed again was not fixed by another way of running it."
-    if repeated:
-        command, said, times = repeated[0]
+    guessed = guessed_names(events)
+    if guessed:
+        module, names = guessed
+        standard = [f"Look up what `{module}` defines before importing from it: "
+                    f"{len(names)} guessed names it does not have failed "
+                    f"({', '.join(f'`{n}`' for n in names[:3])})", *standard][:3]  # fmt: skip
+    # A tool only for a command that failed the same way twice (not names guessed twice).
+    tool = "None needed."
+    for command, said, times in repeated:
+        if guessed and guessed[0] in said:
+            continue
         error = said.split(" failed: ", 1)[-1]
         tool = f"A pre-flight check for `{command}`: it failed {times}x with “{error}”."
-    else:
-        tool = "None needed."
+        break
     body = [
         f"## {SECTIONS[0]}", "", *effort, "",
         f"## {SECTIONS[1]}", "", *([f"- {e} ({n}x)" for _, e, n in recurring] or ["- none"]), "",

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from cortexmem.core.command_form import command_form
+from cortexmem.core.lessons.build import other_causes_each_time
 from cortexmem.model import Event, Instinct, Lesson, Suggestion, new_id
 
 SECTION: Final = "## Learned by Cortex"
@@ -236,13 +237,16 @@ def from_failure(failure: Recurring) -> Draft:
 
 def worth_keeping(lesson: Lesson) -> bool:
     """A lesson a person may want to make permanent: active and learnable, confirmed in a second
-    session or promoted to the always-loaded tiers, and not judged noise more often than
-    followed."""
+    session or promoted to the always-loaded tiers, not judged noise more often than followed,
+    and the same lesson each time: one that came back with another cause every session says
+    only where failures keep being fixed ("look at the test the failure names"), which two
+    independent readers judged not worth a line of CLAUDE.md (it still warns)."""
     return (
         lesson.status == "active"
         and lesson.learnable
         and (lesson.tier in ("T1", "T0") or len(lesson.sessions) >= 2)
         and lesson.irrelevant + lesson.ignored <= lesson.followed + 1
+        and not other_causes_each_time(lesson)
     )
 
 

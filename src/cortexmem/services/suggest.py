@@ -93,7 +93,8 @@ def lesson_drafts(ctx: Context, config: LearningConfig, now: datetime) -> list[D
         if len(calls) < config.lesson_min_calls or max(o.at for o in calls) > quiet:
             continue
         usual = [n for s, n in tokens.items() if s != session]
-        errors = store.recent_events(("error",), 500, session_id=session)
+        # its errors, and the files it created (a test it wrote fails before it passes)
+        errors = store.recent_events(("error", "file_modified"), 1_000, session_id=session)
         draft = session_lesson(session, calls, errors, tokens.get(session, 0), usual,
                                min_calls=config.lesson_min_calls)  # fmt: skip
         if draft is not None:

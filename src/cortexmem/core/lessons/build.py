@@ -260,6 +260,12 @@ _FIXED_THERE: Final = re.compile(
 )
 
 
+def other_causes_each_time(lesson: Lesson) -> bool:
+    """Whether ``lesson`` came back with another cause each time (``_recurring_text``): it says
+    where failures keep being fixed, not what to do to avoid them."""
+    return bool(_FIXED_THERE.search(lesson.text))
+
+
 def _recurring_text(kept: Lesson, learned: Lesson, sessions: int) -> str:
     """A fix learned again in another session with another cause: where it was fixed is what
     recurs, and one cause would mislead; the latest is kept as such. Only offline text is
