@@ -4,9 +4,9 @@
 estimated vs actual effort (tokens, against the project's usual session), the top 3 recurring
 errors, the top 3 patterns to standardise, one candidate doctrine, one tool to create. A
 session below ``min_calls`` tool calls is refused (not worth a lesson), and so is one where
-nothing came back (no command fixed the same way twice, none failing the same way twice): the
-errors, the doctrine and the tool are drawn from what repeated. The draft is a note for
-the inbox: a person decides what, if anything, becomes lasting.
+nothing came back (no command fixed the same way twice, none failing the same way twice, no
+``cd`` left in effect): the errors, the doctrine and the tool are drawn from what repeated.
+The draft is a note for the inbox: a person decides what, if anything, becomes lasting.
 
 ``skill_candidates`` finds sequences of at least ``MIN_SKILL_STEPS`` of a project's own steps
 (test, check, build commands) that came back in at least ``min_tasks`` sessions, each a skill
