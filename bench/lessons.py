@@ -38,6 +38,7 @@ from cortexmem.core.command_form import command_form
 from cortexmem.core.extraction.commands import error_line, outcome_summary
 from cortexmem.core.lessons.build import error_shape
 from cortexmem.core.lessons.facts import programs_of, targets
+from cortexmem.core.text import relative_path
 from cortexmem.hosts.claude_code.pretool import action_fields
 from cortexmem.hosts.claude_code.reader import READER
 from cortexmem.hosts.claude_code.readonly import is_read_only
@@ -216,8 +217,7 @@ def replay_call(
         return 0  # layer 1: nothing looked up, nothing can fire
     figures.mutating += 1
     fields = action_fields(call.tool, call.tool_input)
-    if call.cwd and fields["path"].startswith(call.cwd.rstrip("/") + "/"):
-        fields["path"] = fields["path"][len(call.cwd.rstrip("/")) + 1 :]  # as the server does
+    fields["path"] = relative_path(fields["path"], call.cwd)  # as the server does
     action = action_of(fields)
     result = warn(ctx, action, session_id=session, tool_use_id=call.call_id,
                   project=ctx.paths.name, now=moment(call.at),

@@ -21,6 +21,7 @@ from cortexmem.core.lessons.evolve import after_shown
 from cortexmem.core.lessons.facts import Action, program_of, words_of
 from cortexmem.core.lessons.render import relevance_question, relevant_numbers, warnings_text
 from cortexmem.core.lessons.score import BUDGET, Scored, score_all, select, word_similarity
+from cortexmem.core.text import relative_path
 from cortexmem.errors import CortexError
 from cortexmem.model import Lesson
 from cortexmem.services.context import Context
@@ -216,9 +217,9 @@ def in_project(action: Action, ctx: Context) -> Action:
     if not action.path.startswith("/"):
         return action
     for base in (ctx.paths.worktree, ctx.paths.root):
-        prefix = str(base).rstrip("/") + "/"
-        if action.path.startswith(prefix):
-            return replace(action, path=action.path[len(prefix) :])
+        inside = relative_path(action.path, str(base))
+        if inside != action.path:
+            return replace(action, path=inside)
     return action
 
 
