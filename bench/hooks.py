@@ -107,6 +107,8 @@ def main() -> None:
         "PostToolUseFailure": {**tool, "error": "Exit code 1"},
         "SessionStart": {**base, "source": "startup"},
         "UserPromptSubmit": {**base, "prompt": "why do webhook retries double-charge?"},
+        # a request to fix a check: the lessons it calls up are looked up too
+        "UserPromptSubmit (fix request)": {**base, "prompt": "the tests are failing, fix them"},
         "Stop": {**base, "stop_hook_active": False},
         "SubagentStop": {**base, "agent_id": "a1"},
         "PreCompact": {**base, "trigger": "auto", "custom_instructions": ""},

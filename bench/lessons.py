@@ -1,5 +1,5 @@
 """Replay bench for lessons: learn from a project's earlier sessions, replay its later sessions'
-tool calls through the PreToolUse path, and count what fires.
+requests and tool calls through the prompt and PreToolUse paths, and count what fires.
 
 Run:  .venv/bin/python bench/lessons.py [--data ../shared/data] [--dump warnings.json]
 
@@ -7,7 +7,10 @@ For each real multi-session project in ``transcripts/`` (sessions in the order t
 session k is replayed against the lessons learned from sessions 1..k-1, then captured and
 learned from. Each tool call goes through the hook's own code: layer 1
 (``hosts.claude_code.readonly``), then layers 2 (words; no recall server, no model: the offline
-path) with the session's dedup and budget, as of the session's own time.
+path) with the session's dedup and budget, as of the session's own time. Each request the
+person typed, in its place between the calls, goes through the prompt hook's lessons
+(``services.warn.warn_for_prompt``: a request to fix a check calls up what fixed it last time),
+under the same dedup and budget.
 
 Reports: warnings per replayed session; fire rate on read-only calls (must be 0) and on
 mutating calls; repeated mistakes (a later failing call whose program and error an earlier
@@ -42,11 +45,11 @@ from cortexmem.core.text import relative_path
 from cortexmem.hosts.claude_code.pretool import action_fields
 from cortexmem.hosts.claude_code.reader import READER
 from cortexmem.hosts.claude_code.readonly import is_read_only
-from cortexmem.model import parse_time
+from cortexmem.model import Lesson, parse_time
 from cortexmem.services import lessons as lesson_service
 from cortexmem.services.capture import capture_transcript
 from cortexmem.services.context import Context
-from cortexmem.services.warn import action_of, failed_programs, warn
+from cortexmem.services.warn import action_of, failed_programs, warn, warn_for_prompt
 
 ROOT = Path(__file__).resolve().parents[1]
 LABELS = ROOT / "docs" / "lessons-labels.json"
@@ -60,6 +63,7 @@ PROJECTS = (
     "entireio-skills/-Users-alisha-Projects-agent-plugins",
 )
 _FAILS_WITH = re.compile(r"fails with “([^”]+)”")
+PROMPT = "UserPromptSubmit"  # a person's request, replayed through the prompt hook's lessons
 
 
 @dataclass
@@ -86,6 +90,8 @@ class Figures:
     repeated_warned: int = 0
     loose: int = 0  # the same program failing the same way, whatever the files
     loose_warned: int = 0
+    prompts: int = 0  # the people's requests replayed through the prompt hook's lessons
+    prompts_fired: int = 0
     fired: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -104,8 +110,16 @@ def calls_of(path: Path) -> tuple[str | None, list[Call]]:
         session = session or entry.get("sessionId")
         message = entry.get("message")
         content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
         if not isinstance(content, list):
             continue
+        if entry.get("type") == "user" and not entry.get("isMeta"):
+            said = _prompt_text(content)
+            if said:
+                key = f"prompt:{len(order)}"
+                calls[key] = Call(PROMPT, {"prompt": said}, key, str(entry.get("timestamp") or ""))
+                order.append(key)
         for block in content:
             if not isinstance(block, dict):
                 continue
@@ -123,6 +137,17 @@ def calls_of(path: Path) -> tuple[str | None, list[Call]]:
                 if call is not None:
                     call.error = str(text or "")
     return session, [calls[c] for c in order]
+
+
+def _prompt_text(content: list[Any]) -> str:
+    """What a person typed in a user entry (not a tool result, an interruption notice, a hook's
+    message or a slash command's output)."""
+    text = " ".join(
+        str(b.get("text") or "") for b in content if isinstance(b, dict) and b.get("type") == "text"
+    ).strip()
+    if not text or text.startswith(("<", "[Request interrupted", "Operation stopped by hook")):
+        return ""
+    return text
 
 
 def first_time(path: Path) -> str:
@@ -207,6 +232,8 @@ def replay_call(
     touched: set[str],
     failed: list[str],
 ) -> int:
+    if call.tool == PROMPT:
+        return replay_prompt(ctx, call, session, figures, labels)
     path = call.tool_input.get("file_path")
     if isinstance(path, str):
         touched.add(path.rsplit("/", 1)[-1].lower())
@@ -233,13 +260,34 @@ def replay_call(
     if result.shown:
         figures.mutating_fired += 1
         figures.warnings += len(result.shown)
-        for lesson in result.shown:
-            label_key = f"{session}|{call.call_id}|{lesson.text[:120]}"
-            figures.fired.append({
-                "key": label_key, "label": labels.get(label_key, "unlabelled"),
-                "action": action.describe()[:200], "lesson": lesson.text[:240],
-            })  # fmt: skip
+        note(figures, labels, session, call, action.describe(), result.shown)
     return len(result.shown)
+
+
+def replay_prompt(
+    ctx: Context, call: Call, session: str, figures: Figures, labels: dict[str, str]
+) -> int:
+    """A person's request through the prompt hook's lessons (``warn_for_prompt``)."""
+    figures.prompts += 1
+    result = warn_for_prompt(ctx, str(call.tool_input["prompt"]), session_id=session)
+    if result.shown:
+        figures.prompts_fired += 1
+        figures.warnings += len(result.shown)
+        note(figures, labels, session, call, f"prompt: {call.tool_input['prompt'][:190]}",
+             result.shown)  # fmt: skip
+    return len(result.shown)
+
+
+def note(
+    figures: Figures, labels: dict[str, str], session: str, call: Call, action: str,
+    shown: list[Lesson],
+) -> None:  # fmt: skip
+    for lesson in shown:
+        label_key = f"{session}|{call.call_id}|{lesson.text[:120]}"
+        figures.fired.append({
+            "key": label_key, "label": labels.get(label_key, "unlabelled"),
+            "action": action[:200], "lesson": lesson.text[:240],
+        })  # fmt: skip
 
 
 def report(f: Figures) -> None:
@@ -252,6 +300,8 @@ def report(f: Figures) -> None:
     print(f"projects' sessions: {f.sessions}; replayed after learning: {f.replayed}")
     print(f"warnings per replayed session: mean {sum(per) / max(1, len(per)):.2f}, "
           f"max {max(per, default=0)} (budget 8)")  # fmt: skip
+    print(f"requests: {f.prompts}, lessons called up at {f.prompts_fired} "
+          f"({100 * f.prompts_fired / max(1, f.prompts):.1f}%)")  # fmt: skip
     print(f"read-only calls: {f.read_only}, fired on {f.read_only_fired} "
           f"({100 * f.read_only_fired / max(1, f.read_only):.1f}%; must be 0)")  # fmt: skip
     rate = 100 * f.mutating_fired / max(1, f.mutating)

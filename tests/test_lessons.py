@@ -8,11 +8,12 @@ they are there).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from cortexmem.core.lessons import build, evolve, judge, render, score
+from cortexmem.core.lessons import build, evolve, judge, render, requested, score
 from cortexmem.core.lessons.facts import Action, language_of, program_of
 from cortexmem.hosts.claude_code.pretool import action_fields
 from cortexmem.hosts.claude_code.readonly import is_read_only, is_read_only_command
@@ -287,6 +288,76 @@ def test_an_edit_of_a_file_a_fix_changed_warns_once_its_failure_is_back_in_the_s
     assert score.gate(fixed_in_cache, edit) is None
 
 
+RESET_TESTS = lesson(
+    trigger=Trigger(program="mise run test", command="mise run test -- -run TestResetCmd",
+                    domain="testing"),
+    text="When `mise run test -- -run TestResetCmd` fails with “[test] ERROR task failed”, "
+         "look at cmd/reset_test.go: last time the tests built the old branch names",
+)  # fmt: skip
+LINT = lesson(
+    trigger=Trigger(program="mise run lint", command="mise run fmt && mise run lint",
+                    domain="testing"),
+    text="When `mise run fmt && mise run lint` fails with “dupl”, look at cmd/reset_test.go",
+)  # fmt: skip
+PYTEST_LOOP = lesson(
+    trigger=Trigger(program="pytest", command="uv run pytest test/test_cache.py"),
+    text=f"When `uv run pytest test/test_cache.py` fails with “file not found”, "
+         f"{build.RETRY_ADVICE}: it failed 5 times in a row last time",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("prompt", "called"),
+    [
+        ("fix tests", [RESET_TESTS]),  # the request of a session that opens on a red suite
+        ("fix mise test", [RESET_TESTS]),
+        ("The tests are failing again, can you look?", [RESET_TESTS]),
+        ("the linter is unhappy", [LINT]),
+        ("Please fix these lint errors", [LINT]),
+        # a failure asked about, not a check to repair now: recall's business
+        ("Why did the system-message browser test fail after the refactor?", []),
+        ("run the tests", []),
+        ("write a test for the cache", []),
+        # a plan pasted below the request says "fix" and "test" at random
+        ("Implement the following plan:\n\n1. fix the tests of the parser", []),
+        # a pasted log naming another test: that lesson says nothing about it
+        ("A couple of tests are unhappy now:\n___ TestRewindCmd ___\nFAIL", []),
+        ("A couple of tests are unhappy now:\n___ TestResetCmd ___\nFAIL", [RESET_TESTS]),
+    ],
+)
+def test_a_request_to_fix_a_check_calls_up_what_fixed_it_last_time(prompt: str, called: list):
+    assert requested.called_up(prompt, [RESET_TESTS, LINT, PYTEST_LOOP]) == called
+
+
+def test_a_check_is_named_by_what_it_is_or_by_the_program_that_runs_it():
+    pytest_fix = lesson()  # `uv run pytest -q` fails …, look at tests/test_cache.py
+    eslint_fix = lesson(trigger=Trigger(program="eslint"), text="When `npx eslint .` fails …")
+    assert requested.check_words(pytest_fix) == {"pytest", "test"}
+    assert requested.check_words(RESET_TESTS) == {"test"}
+    assert requested.called_up("fix the failing tests", [pytest_fix, eslint_fix]) == [pytest_fix]
+    assert requested.called_up("the linter fails on CI", [pytest_fix, eslint_fix]) == [eslint_fix]
+    # the store is looked up by the request's words and the programs of the check it names
+    assert requested.lookup_words("fix the tests") == "the tests " + " ".join(
+        requested.CHECK_PROGRAMS["test"]
+    )
+    assert requested.lookup_words("how do the tests run?") == ""
+
+
+def test_only_active_fixes_not_excluded_here_are_called_up():
+    assert requested.called_up("fix the tests", [PYTEST_LOOP]) == []  # a retry loop: no fix
+    archived = lesson(**{**_fields(RESET_TESTS), "status": "archived"})
+    assert requested.called_up("fix the tests", [archived]) == []
+    elsewhere = lesson(**{**_fields(RESET_TESTS), "project_exclude": ("shop",)})
+    assert requested.called_up("fix the tests", [elsewhere], project="shop") == []
+    assert requested.called_up("fix the tests", [elsewhere], project="other") == [elsewhere]
+    often = lesson(**{**_fields(RESET_TESTS), "confirmed": 3, "text": "often"})
+    assert requested.called_up("fix the tests", [RESET_TESTS, often], limit=1) == [often]
+
+
+def _fields(x: Lesson) -> dict:
+    return {f: getattr(x, f) for f in ("text", "trigger", "kind")}
+
+
 def test_the_warning_score_weighs_every_factor():
     base = score.warn_score(lesson(), 0.9, PYTEST, NOW)
     assert base > score.WARN_THRESHOLD
@@ -322,6 +393,21 @@ def test_the_warning_names_the_lesson_and_its_tier():
     line = render.warning_line(shown)
     assert line.startswith("⚠ Last time: when `uv run pytest -q` fails")
     assert line.endswith("[lesson a1b2c3d4 · T2]")
+
+
+def test_a_request_is_told_where_the_fix_was_not_a_cause_that_may_not_be_this_times():
+    line = render.request_line(replace(RESET_TESTS, id="ls-01m859xg8p-a1b2c3d4", tier="T2"))
+    assert line == (
+        "⚠ Last time `mise run test -- -run TestResetCmd` failed with “[test] ERROR task "
+        "failed”, the fix was in cmd/reset_test.go; `cortex lessons show a1b2c3d4` for the "
+        "cause [lesson a1b2c3d4 · T2]"
+    )
+    again = replace(RESET_TESTS, text=RESET_TESTS.text.split(": last time")[0]
+                    + ": fixed there in 3 sessions, for different causes (last: x)")  # fmt: skip
+    assert "(in 3 sessions, each time for another cause)" in render.request_line(again)
+    # words a model or a person wrote say what they say
+    worded = replace(RESET_TESTS, text="Run the reset tests alone before the suite.")
+    assert render.request_line(worded) == render.warning_line(worded)
 
 
 def test_the_model_answer_is_read_or_fails_open():

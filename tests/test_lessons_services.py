@@ -256,6 +256,36 @@ def test_an_edit_warns_about_its_files_lesson_only_after_that_check_failed_in_th
     assert "look at cmd/reset_test.go" in answer["hookSpecificOutput"]["additionalContext"]
 
 
+def test_a_request_to_fix_the_tests_is_told_what_fixed_them_last_time_once(ctx: Context):
+    fixed = ctx.writable("project").add_lesson(Lesson(
+        text="When `mise run test` fails with “[test] ERROR task failed”, look at "
+             "cmd/reset_test.go: last time the tests built the old branch names",
+        trigger=Trigger(program="mise run test", command="mise run test", language="go"),
+        importance=8, key="reset-tests",
+    ))[0]  # fmt: skip
+    told = warn_service.warn_for_prompt(ctx, "fix tests", session_id="s1")
+    assert [x.id for x in told.shown] == [fixed.id]
+    assert told.text.startswith(
+        "⚠ Last time `mise run test` failed with “[test] ERROR task failed”, the fix was in "
+        "cmd/reset_test.go; `cortex lessons show "
+    )
+    store = ctx.require("project")
+    (shown,) = store.warnings_of_session("s1")
+    assert (shown.tool, shown.action) == ("prompt", "prompt — fix tests")
+    assert store.get_lesson(fixed.id).shown == 1
+    # Said once a session: not at the next request, nor at the edit it leads to.
+    assert not warn_service.warn_for_prompt(ctx, "fix the failing tests", session_id="s1").shown
+    edit = Action("Edit", "edit", path="cmd/reset_test.go")
+    assert not warn_service.warn(
+        ctx, edit, session_id="s1", failed=frozenset({"mise run test"})
+    ).shown
+    assert warn_service.warn_for_prompt(ctx, "fix tests", session_id="s2").shown
+    assert not warn_service.warn_for_prompt(ctx, "how do I run the tests?", session_id="s3").shown
+    # The judge has no call to read a request's warning by: it abstains, and nothing moves.
+    judge_service.judge_session(ctx, "s1")
+    assert store.get_lesson(fixed.id).followed == store.get_lesson(fixed.id).ignored == 0
+
+
 def test_the_judge_at_stop_and_a_persons_feedback_move_lessons(ctx: Context):
     (x,) = stored(ctx, 1)
     store = ctx.require("project")
@@ -527,6 +557,11 @@ def test_the_cli(ctx: Context, repo: Path):
     after = cortex("warn", "--dry-run", "--after-failure", "uv run pytest -q",
                    "Edit src/module0.py", cwd=repo)  # fmt: skip
     assert "⚠ Last time" in after.stdout, after.stdout
+    # what the prompt hook would say to a request (its lesson runs pytest: a test runner)
+    asked = cortex("warn", "--dry-run", "--prompt", "the tests are failing, fix them", cwd=repo)
+    assert asked.returncode == 0 and "⚠ Last time" in asked.stdout, asked.stderr
+    idle = cortex("warn", "--dry-run", "--prompt", "write the release notes", cwd=repo)
+    assert idle.stdout.startswith("(no lesson")
     fed = cortex("feedback", x.id[-8:], "followed", cwd=repo)
     assert fed.returncode == 0 and "✓2" in fed.stdout
     shown = cortex("lessons", "timeline", x.id, cwd=repo)

@@ -37,7 +37,7 @@ from cortexmem.core.anticipation import (
     select,
     worth_asking,
 )
-from cortexmem.model import Memory, SourceContext
+from cortexmem.model import Lesson, Memory, SourceContext, Trigger
 from cortexmem.recall import client as recall_client
 from cortexmem.services.context import Context
 from cortexmem.services.embedding import Embedder, sync_context
@@ -414,7 +414,9 @@ def hook(root: Path, prompt: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.slow
-def test_the_prompt_hook_relays_what_the_server_anticipates(servers: Servers, project: dict):
+def test_the_prompt_hook_relays_what_the_server_anticipates(
+    servers: Servers, project: dict, ctx: Context
+):
     proc = servers.start()
     servers.wait_ready(proc)
     # Warm up: the first request loads the model and the vectors.
@@ -437,6 +439,27 @@ def test_the_prompt_hook_relays_what_the_server_anticipates(servers: Servers, pr
     trivial = hook(project["root"], "thanks!")
     assert (trivial.returncode, trivial.stdout) == (0, "")
     assert servers.ask({"op": "ping"})["pid"] == proc.pid
+
+    # A request to fix a check that failed before is told what fixed it last time, once a
+    # session: the hook sends its session, and the server records the warning shown in it.
+    lesson, _ = ctx.writable("project").add_lesson(Lesson(
+        text="When `make test` fails with “FAIL: test_refund”, look at billing/refunds.py: "
+             "last time the refund rounded before converting", key="refunds",
+        trigger=Trigger(program="make test", command="make test"),
+    ))  # fmt: skip
+    told = hook(project["root"], "fix the tests please")
+    assert told.returncode == 0
+    if told.stdout:  # else the answer missed the hook's deadline; the server did the work
+        assert "the fix was in billing/refunds.py" in told.stdout
+    end = time.monotonic() + 10
+    while not ctx.require("project").warnings_of_session("s-1") and time.monotonic() < end:
+        time.sleep(0.05)
+    (shown,) = ctx.require("project").warnings_of_session("s-1")
+    assert (shown.lesson_id, shown.tool) == (lesson.id, "prompt")
+    again = servers.ask({"op": "anticipate", "prompt": "fix the tests", "session_id": "s-1"})
+    assert again["context"] == ""
+    other = servers.ask({"op": "anticipate", "prompt": "fix the tests", "session_id": "s-2"})
+    assert other["ids"] == [lesson.id] and "[lesson " in other["context"]
 
 
 @pytest.mark.slow

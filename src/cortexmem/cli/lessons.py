@@ -228,21 +228,43 @@ def feedback(
               help="As in a session where COMMAND failed earlier (repeatable). A lesson about "
               "a file warns at its edit once its own check failed in the session; without "
               "this option that is not known, and the file alone decides.")  # fmt: skip
+@click.option("--prompt", "is_prompt", is_flag=True,
+              help="CALL is a person's request (what the prompt hook would say): a request to "
+              "fix a check calls up the lessons that tell what fixed it last time.")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
 def warn(
-    click_ctx: click.Context, call: str, dry_run: bool, failures: tuple[str, ...], as_json: bool
+    click_ctx: click.Context,
+    call: str,
+    dry_run: bool,
+    failures: tuple[str, ...],
+    is_prompt: bool,
+    as_json: bool,
 ) -> None:
     """What would be warned before a tool call, and why, layer by layer: e.g.
     `cortex warn --dry-run "Bash git stash"`, `cortex warn --dry-run "Edit src/app.ts"`,
-    `cortex warn --dry-run --after-failure "uv run pytest" "Edit src/cache.py"`."""
+    `cortex warn --dry-run --after-failure "uv run pytest" "Edit src/cache.py"`,
+    `cortex warn --dry-run --prompt "fix the tests"`."""
     from cortexmem.cli.common import open_context, print_json
     from cortexmem.core.command_form import command_form
     from cortexmem.hosts.claude_code.pretool import action_fields
     from cortexmem.hosts.claude_code.readonly import is_read_only
-    from cortexmem.services.warn import action_of, failed_programs, in_project, model_filter_for
+    from cortexmem.services.warn import (
+        action_of,
+        failed_programs,
+        in_project,
+        model_filter_for,
+        warn_for_prompt,
+    )
     from cortexmem.services.warn import warn as service
 
+    if is_prompt:
+        told = warn_for_prompt(open_context(click_ctx), call, session_id=None, dry_run=True)
+        if as_json:
+            print_json({"request": call, "context": told.text, "ids": [x.id for x in told.shown]})
+        else:
+            click.echo(told.text or "(no lesson: the request asks to fix no check a lesson knows)")
+        return
     tool, _, rest = call.strip().partition(" ")
     shell = tool in ("Bash", "PowerShell")
     tool_input: dict[str, Any] = {"command": rest} if shell else {}

@@ -15,13 +15,14 @@ judge's verdicts its heuristic left UNCLEAR (``services.judge.judge_with_model``
 lessons drawn offline that the model may put in better words (``services.lessons``); the server
 waits for that thread before it exits, so nothing outlives it.
 
-Requests (``{"op": ...}``): ``ping``; ``anticipate`` (``prompt``, optional ``branch``): the
-context to inject for a prompt, possibly empty; ``recall`` (``query``, ``limit``, ``branch``,
-``alpha``); ``warn`` (``action``, ``session_id``, ``tool_use_id``, ``dry_run``): the
-warnings before a tool call (``services.warn``); ``sync``: embed the backlog now; ``upkeep``
-(``cwd``, ``label``, ``memories_added``):
-what a turn's end left to do (projections, briefing, lifecycle, consolidation,
-``services.session.upkeep_steps``), done between requests, once for every capture that asked
+Requests (``{"op": ...}``): ``ping``; ``anticipate`` (``prompt``, optional ``branch`` and
+``session_id``): the context to inject for a prompt, possibly empty (with the lessons a
+request to fix a check calls up, recorded as shown in the session); ``recall`` (``query``,
+``limit``, ``branch``, ``alpha``); ``warn`` (``action``, ``session_id``, ``tool_use_id``,
+``dry_run``): the warnings before a tool call (``services.warn``); ``sync``: embed the backlog
+now; ``upkeep`` (``cwd``, ``label``, ``memories_added``): what a turn's end left to do
+(projections, briefing, lifecycle, consolidation, ``services.session.upkeep_steps``), done
+between requests, once for every capture that asked
 meanwhile, and before the server exits; ``capture`` (``cwd``, ``label``, ``transcript``,
 ``session_id``, ``agent_transcript``): a turn's end handed over whole, so the Stop hook is a
 thin client: the server captures what is new (``services.session.after_capture``, exactly once
@@ -129,9 +130,11 @@ class RecallServer:
             prompt = request.get("prompt")
             if not isinstance(prompt, str):
                 return {"ok": False, "error": "anticipate needs a prompt"}
+            session = request.get("session_id")
             found = anticipate(
-                self.ctx, prompt, branch=request.get("branch"), embedder=self._embedder()
-            )
+                self.ctx, prompt, branch=request.get("branch"), embedder=self._embedder(),
+                session_id=session if isinstance(session, str) else None,
+            )  # fmt: skip
             return {"ok": True, "context": found.text, "ids": found.ids}
         if op == "warn":
             from cortexmem.services.warn import serve

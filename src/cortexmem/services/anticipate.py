@@ -22,6 +22,7 @@ from cortexmem.core.ranking import Ranked
 from cortexmem.model import utc_now
 from cortexmem.services.context import Context
 from cortexmem.services.recall import QueryEmbedder, recall
+from cortexmem.services.warn import warn_for_prompt
 
 CANDIDATES = 10
 
@@ -34,7 +35,26 @@ class Anticipation:
 
 
 def anticipate(
-    ctx: Context, prompt: str, *, branch: str | None = None, embedder: QueryEmbedder
+    ctx: Context,
+    prompt: str,
+    *,
+    branch: str | None = None,
+    embedder: QueryEmbedder,
+    session_id: str | None = None,
+) -> Anticipation:
+    """What bears on ``prompt``: the memories that clear the bar, then the failure lessons it
+    calls up (a request to fix a check that failed before: ``services.warn.warn_for_prompt``,
+    recorded as shown in ``session_id``)."""
+    found = _memories(ctx, prompt, branch=branch, embedder=embedder)
+    lessons = warn_for_prompt(ctx, prompt[:2_000], session_id=session_id)
+    if lessons.text:
+        found.text = "\n\n".join(t for t in (found.text, lessons.text) if t)
+        found.ids += [x.id for x in lessons.shown]
+    return found
+
+
+def _memories(
+    ctx: Context, prompt: str, *, branch: str | None, embedder: QueryEmbedder
 ) -> Anticipation:
     if not worth_asking(prompt):
         return Anticipation()

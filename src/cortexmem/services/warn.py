@@ -19,7 +19,13 @@ from typing import Any
 
 from cortexmem.core.lessons.evolve import after_shown
 from cortexmem.core.lessons.facts import Action, program_of, words_of
-from cortexmem.core.lessons.render import relevance_question, relevant_numbers, warnings_text
+from cortexmem.core.lessons.render import (
+    relevance_question,
+    relevant_numbers,
+    request_warnings_text,
+    warnings_text,
+)
+from cortexmem.core.lessons.requested import called_up, lookup_words
 from cortexmem.core.lessons.score import BUDGET, Scored, score_all, select, word_similarity
 from cortexmem.core.text import relative_path
 from cortexmem.errors import CortexError
@@ -134,6 +140,44 @@ def warn(
                 result.shown.append(s.lesson)
     result.text = warnings_text(result.shown)
     return result
+
+
+def warn_for_prompt(
+    ctx: Context, prompt: str, *, session_id: str | None, dry_run: bool = False
+) -> WarnResult:
+    """The failure lessons a person's request calls up ("fix the tests": what fixed the same
+    check last time, ``core.lessons.requested``), recorded as shown like a tool call's
+    warnings (the session's dedup and budget), with ``prompt`` as the action."""
+    result = WarnResult()
+    store = ctx.store("project")
+    query = lookup_words(prompt)
+    if store is None or not query:
+        return result
+    found = [x for _, x, _ in store.search_lessons(query, PROMPT_CANDIDATES)]
+    lessons = called_up(prompt, found, ctx.paths.name)
+    if not lessons:
+        return result
+    shown_before = store.warnings_of_session(session_id) if session_id else []
+    room = max(0, BUDGET - len(shown_before))
+    seen = {w.lesson_id for w in shown_before}
+    chosen = [x for x in lessons if x.id not in seen][:room]
+    action = Action(tool=PROMPT_TOOL, kind="prompt", text=" ".join(prompt.split())[:200])
+    if dry_run or not session_id:
+        result.shown = chosen
+    else:
+        for lesson in chosen:
+            if store.record_warning(session_id, lesson.id, PROMPT_TOOL, action.describe(), None):
+                store.update_lesson(after_shown(lesson), "shown", action.describe()[:200])
+                result.shown.append(lesson)
+    result.text = request_warnings_text(result.shown)
+    return result
+
+
+# The "tool" a warning called up by a request is recorded under.
+PROMPT_TOOL = "prompt"
+# How many lessons a request's words look up before ``called_up`` picks (words find the
+# check's name in the lesson's command: ``test`` in ``mise run test``).
+PROMPT_CANDIDATES = 50
 
 
 def model_filter_for(

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Final
 
 from cortexmem.core.extraction.commands import display_command
@@ -128,6 +129,15 @@ def from_fix(event: Event) -> Lesson | None:
                  "structural")  # fmt: skip
 
 
+RETRY_ADVICE: Final = "stop and find the cause before running it again"
+
+
+def is_retry_loop(lesson: Lesson) -> bool:
+    """Whether ``lesson`` says a call was retried unchanged (``from_retries``): advice for the
+    moment of the retry, with no fix to tell."""
+    return RETRY_ADVICE in lesson.text
+
+
 def from_retries(events: Sequence[Event]) -> list[Lesson]:
     """The same call failing ``RETRY_LOOP`` times or more in one session: one lesson a call."""
     runs: dict[tuple[str | None, str], list[Event]] = {}
@@ -144,8 +154,8 @@ def from_retries(events: Sequence[Event]) -> list[Lesson]:
         error = str(p.get("content") or last.content.split(" failed: ", 1)[-1])
         what = f"`{_quote(target, 100)}`" if shell else f"{p.get('tool') or 'a tool'} on {target}"
         text = (
-            f"When {what} fails with “{_quote(error, 100)}”, stop and find the cause before "
-            f"running it again: it failed {len(failed)} times in a row last time"
+            f"When {what} fails with “{_quote(error, 100)}”, {RETRY_ADVICE}: it failed "
+            f"{len(failed)} times in a row last time"
         )
         command = target if shell else ""
         key = content_hash("retry", program_of(command) or target, error_shape(error))
@@ -258,6 +268,34 @@ _LAST_TIME: Final = ": last time "
 _FIXED_THERE: Final = re.compile(
     r": fixed there in \d+ sessions, for different causes \(last: (.*)\)$", re.DOTALL
 )
+
+
+_FIX_TOLD: Final = re.compile(
+    r"^When (?P<what>.+?) fails with “(?P<error>[^”]*)”, (?:look at|the fix was a change to) "
+    r"(?P<where>.+?)(?:: (?:last time |fixed there in (?P<sessions>\d+) sessions)|$)",
+    re.DOTALL,
+)
+
+
+@dataclass(frozen=True)
+class FixTold:
+    """What a fix lesson's offline text says: what failed, with which error, where the fix was
+    (and in how many sessions, when it came back with another cause each time)."""
+
+    what: str
+    error: str
+    where: str
+    sessions: int = 1
+
+
+def fix_told(lesson: Lesson) -> FixTold | None:
+    """The parts of a fix lesson's offline text (``from_fix``, ``_recurring_text``); None for
+    any other text (a model's or a person's words)."""
+    found = _FIX_TOLD.match(lesson.text)
+    if found is None:
+        return None
+    sessions = int(found.group("sessions") or 1)
+    return FixTold(found.group("what"), found.group("error"), found.group("where"), sessions)
 
 
 def other_causes_each_time(lesson: Lesson) -> bool:

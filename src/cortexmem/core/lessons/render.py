@@ -7,6 +7,7 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
+from cortexmem.core.lessons.build import fix_told
 from cortexmem.core.lessons.facts import Action
 from cortexmem.core.tokens import estimate_tokens
 from cortexmem.model import Lesson
@@ -29,9 +30,34 @@ def warning_line(lesson: Lesson) -> str:
 def warnings_text(lessons: Sequence[Lesson]) -> str:
     if not lessons:
         return ""
-    lines = [warning_line(x) for x in lessons]
-    footer = "(`cortex feedback ID followed|ignored|noise` if a warning is wrong)"
-    return "\n".join([*lines, footer])
+    return "\n".join([*(warning_line(x) for x in lessons), FEEDBACK])
+
+
+FEEDBACK: Final = "(`cortex feedback ID followed|ignored|noise` if a warning is wrong)"
+
+
+def request_line(lesson: Lesson) -> str:
+    """A lesson a request called up (``core.lessons.requested``): before the check has run, the
+    cause it had last time may not be this time's (the same error line comes from many
+    failures); where the fix was is what recurs. The place alone, then, when the text says one:
+    ``⚠ Last time `mise run test` failed with “…”, the fix was in reset_test.go [lesson …]``."""
+    told = fix_told(lesson)
+    if told is None:
+        return warning_line(lesson)
+    again = (
+        f" (in {told.sessions} sessions, each time for another cause)" if told.sessions > 1 else ""
+    )
+    return (
+        f"⚠ Last time {told.what} failed with “{told.error}”, the fix was in {told.where}{again}; "
+        f"`cortex lessons show {short_id(lesson.id)}` for the cause "
+        f"[lesson {short_id(lesson.id)} · {lesson.tier}]"
+    )
+
+
+def request_warnings_text(lessons: Sequence[Lesson]) -> str:
+    if not lessons:
+        return ""
+    return "\n".join([*(request_line(x) for x in lessons), FEEDBACK])
 
 
 def relevance_question(action: Action, lessons: Sequence[Lesson]) -> str:

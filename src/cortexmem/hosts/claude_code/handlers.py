@@ -98,9 +98,9 @@ def _warm_up(hook: HookInput, paths: ProjectPaths) -> None:
 
 
 def _anticipate(hook: HookInput, *, deadline: float) -> dict[str, Any] | None:
-    """UserPromptSubmit: the few memories that clearly bear on the prompt, from the recall
-    server; nothing when none clears the bar, or when no server answers in time (one is then
-    started for the next prompt)."""
+    """UserPromptSubmit: the few memories that clearly bear on the prompt, and the lessons a
+    request to fix a check calls up, from the recall server; nothing when none clears the bar,
+    or when no server answers in time (one is then started for the next prompt)."""
     from cortexmem.recall import client as recall_client
 
     prompt = hook.prompt
@@ -111,7 +111,8 @@ def _anticipate(hook: HookInput, *, deadline: float) -> dict[str, Any] | None:
         return None
     timeout = max(0.01, deadline - time.monotonic())
     branch, _ = paths.branch_and_commit()  # this worktree's branch, not the main one's
-    request = {"op": "anticipate", "prompt": prompt, "branch": branch}
+    request = {"op": "anticipate", "prompt": prompt, "branch": branch,
+               "session_id": hook.session_id}  # fmt: skip
     reply = recall_client.ask(paths.project_hash, request, timeout=timeout)
     if reply is None:
         recall_client.start(str(paths.worktree or paths.root), SERVER_MODULE)
