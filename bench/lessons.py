@@ -293,8 +293,9 @@ def note(
 def report(f: Figures) -> None:
     labelled = [w for w in f.fired if w["label"] != "unlabelled"]
     relevant = [w for w in labelled if w["label"] == "relevant"]
-    concerned = {w["key"].rsplit("|", 1)[0] for w in relevant}
-    noise_calls = {w["key"].rsplit("|", 1)[0] for w in labelled if w["label"] != "relevant"}
+    calls = [w for w in labelled if "|prompt:" not in w["key"]]  # requests are not calls
+    concerned = {w["key"].rsplit("|", 1)[0] for w in calls if w["label"] == "relevant"}
+    noise_calls = {w["key"].rsplit("|", 1)[0] for w in calls if w["label"] != "relevant"}
     unconcerned = max(1, f.mutating - len(concerned))
     per = f.per_session
     print(f"projects' sessions: {f.sessions}; replayed after learning: {f.replayed}")
