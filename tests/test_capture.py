@@ -325,6 +325,33 @@ def test_a_request_made_again_is_the_last_request_whether_read_at_once_or_in_pie
             assert sorted(e.content_hash for e in again.iter_events()) == whole, cut
 
 
+def test_a_failure_that_recurs_is_counted_each_time_whether_read_at_once_or_in_pieces(
+    ctx: Context, tmp_path: Path
+):
+    """The same call failing with the same words three times is three failures (a retry loop,
+    an error that keeps coming back), not one event read three times; reading the transcript
+    again or in pieces adds none twice."""
+    lines = [line(0, "run the tests", role="user")]
+    for i in range(3):
+        lines += [tool_call(1 + 2 * i, f"toolu_{i}"),
+                  tool_result(2 + 2 * i, f"toolu_{i}", "ERROR: file or directory not found: "
+                              "test/test_cache.py", True)]  # fmt: skip
+    t = tmp_path / "sess.jsonl"
+    store = ctx.writable("project")
+    read_in_pieces(store, t, lines, 4)
+    capture.capture_transcript(store, t, reader=READER, session_id="sess-1")  # nothing new
+    errors = [e for e in store.iter_events() if e.kind == "error"]
+    assert len(errors) == 3 and len({e.content for e in errors}) == 1
+    whole = sorted(e.content_hash for e in store.iter_events())
+    for cut in range(1, len(lines)):
+        folder = tmp_path / f"cut{cut}"
+        folder.mkdir()
+        with Context.for_cwd(folder) as other:
+            again = other.writable("project")
+            read_in_pieces(again, folder / "sess.jsonl", lines, cut)
+            assert sorted(e.content_hash for e in again.iter_events()) == whole, cut
+
+
 def test_subagent_events_take_the_parent_sessions_branch(ctx: Context, tmp_path: Path):
     folder = tmp_path / "proj"
     sub = folder / "sess-1" / "subagents"

@@ -460,11 +460,14 @@ def test_a_substantial_real_session_gets_a_five_section_lesson(tmp_path: Path):
     # later relative paths failed: "no such file or directory: test", "file or directory not
     # found: test/…"), and two ImportErrors of names `claude_code_log.parser` does not have
     # (guessed, not read: said as such, not as one message twice). Not "recurring": the one-off
-    # ruff error, the red-then-green runs of the test the session was writing.
+    # ruff error, the red-then-green runs of the test the session was writing. The edit whose
+    # text matched two places of that test, made again the same way, is (its identical
+    # failures are each counted).
     errors = draft.text.split("## Top 3 recurring errors")[1].split("## ")[0]
     assert "- A `cd test` stayed in effect: 4 later commands did not find a path" in errors
     assert "— and 1 other like it (2x)" in errors
-    assert "ruff" not in errors and "test_combined_transcript_link" not in errors
+    assert "ruff" not in errors and "uv run pytest" not in errors
+    assert "- Edit test/test_combined_transcript_link.py failed: Found 2 matches" in errors
     assert (
         "- Look up what `claude_code_log.parser` defines before importing from it: 2 guessed"
         in draft.text
@@ -491,6 +494,28 @@ def test_a_cd_that_stayed_in_effect_is_told_apart_from_paths_merely_mistyped():
     assert cwd_drift([cd, failed("Edit a.py failed: no such file or directory", "edit")]) is None
     bash = failed("`cd web && npm test` failed: bash: cd: web: No such file or directory")
     assert cwd_drift([bash, grep, grep]) == ("web", 3)
+
+
+def test_a_task_runners_task_failed_twice_is_not_one_failure_come_back():
+    from cortexmem.core.extraction.commands import says_only_that_it_failed
+    from cortexmem.core.retrospective import session_lesson
+    from cortexmem.model import Event
+
+    for line in ("[test] ERROR task failed", "make: *** [Makefile:12: test] Error 2",
+                 "npm ERR! Test failed.  See above for more details.", "Exit code 1"):  # fmt: skip
+        assert says_only_that_it_failed(line), line
+    assert not says_only_that_it_failed("FAILED tests/test_cache.py::test_key - AssertionError")
+
+    def failed(line: str) -> Event:
+        said = {"call": "shell", "target": "mise run test", "error": line}
+        return Event(kind="error", content=f"`mise run test` failed: {line}", payload=said)
+
+    calls = session("s1", DAY0, ["Bash"] * 12)
+    wrapped = [failed("[test] ERROR task failed")] * 2  # a build error, then a failing test
+    assert session_lesson("s1", calls, wrapped, 0, [], min_calls=10) is None
+    same = [failed("ModuleNotFoundError: No module named 'app'")] * 2
+    draft = session_lesson("s1", calls, same, 0, [], min_calls=10)
+    assert draft is not None and "No module named 'app'" in draft.text
 
 
 def test_names_guessed_from_a_module_that_lacks_them_are_told_apart():

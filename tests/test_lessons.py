@@ -358,6 +358,14 @@ def _fields(x: Lesson) -> dict:
     return {f: getattr(x, f) for f in ("text", "trigger", "kind")}
 
 
+def test_a_retry_loop_warns_about_running_it_again_not_about_the_first_run():
+    loop = replace(PYTEST_LOOP)
+    run = Action("Bash", "shell", command="uv run pytest test/test_cache.py")
+    assert "has not failed" in (score.gate(loop, run, failed=frozenset()) or "")
+    assert score.gate(loop, run, failed=frozenset({"pytest"})) is None
+    assert score.gate(loop, run) is None  # not known (``cortex warn --dry-run``): it may warn
+
+
 def test_the_warning_score_weighs_every_factor():
     base = score.warn_score(lesson(), 0.9, PYTEST, NOW)
     assert base > score.WARN_THRESHOLD

@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from cortexmem.core.extraction.commands import step_kind
+from cortexmem.core.extraction.commands import says_only_that_it_failed, step_kind
 from cortexmem.core.learning import find_patterns
 from cortexmem.core.privacy import strip_personal
 from cortexmem.core.suggestions import INBOX_DIR, SKILLS_DIR, Draft, error_shape
@@ -139,6 +139,11 @@ def cwd_drift(events: Iterable[Event]) -> tuple[str, int] | None:
     return (folder, missing) if folder and missing >= 2 else None
 
 
+def _line_of(said: str) -> str:
+    """The error line of an error's text (``… failed: LINE``, maybe `` — and N other like it``)."""
+    return said.split(" failed: ", 1)[-1].split(" — and ", 1)[0]
+
+
 def _hours(observations: Sequence[Observation]) -> float:
     if len(observations) < 2:
         return 0.0
@@ -182,7 +187,8 @@ def session_lesson(
     # step run often and a command "retried" with other arguments teach nothing lasting.
     fixes = [p for p in patterns if p.kind == "fix" and p.count > 1]
     workflows = [p for p in patterns if p.family == "workflow" and p.count > 1]
-    recurring = [e for e in errors if e[2] > 1]
+    # a task runner's "task failed" twice is two failures, not one failing the same way again
+    recurring = [e for e in errors if e[2] > 1 and not says_only_that_it_failed(_line_of(e[1]))]
     repeated = [e for e in recurring if e[0]]
     drift = cwd_drift(events)
     if not (fixes or repeated or drift):

@@ -137,6 +137,22 @@ def error_line(output: str) -> str:
     return clip_redacted(lines[0], 240)
 
 
+# A task runner's own word that a task failed: it says that the command failed, not how (the
+# same line for a build error, a failing test or a missing module).
+_WRAPPER_FAILURE: Final = re.compile(
+    r"^\[[\w:.-]+\] ERROR task failed\b|^make(?:\[\d+\])?: \*\*\* .*Error \d+|^npm ERR!|"
+    r"^(?:ERR_PNPM_|ELIFECYCLE)|^error: Recipe `[^`]*` failed|^error Command failed with exit code|"
+    r"^Error: Process completed with exit code|^Exit code \d+\s*$",
+    re.IGNORECASE,
+)
+
+
+def says_only_that_it_failed(line: str) -> bool:
+    """Whether an error line is a task runner's "task failed" (``[test] ERROR task failed``,
+    ``make: *** [test] Error 2``): two failures with it may have nothing else in common."""
+    return _WRAPPER_FAILURE.search(line.strip()) is not None
+
+
 def outcome_summary(output: str) -> str | None:
     """A test or check run's own summary line ("1 failed, 3 passed in 0.4s"), last one wins."""
     found = None

@@ -22,12 +22,13 @@ from cortexmem.core.extraction.events import EventFactory, clip
 from cortexmem.core.extraction.prose import ANNOUNCES
 from cortexmem.core.session import Entry, ToolCall, ToolResult
 from cortexmem.core.text import relative_path
-from cortexmem.model import Event
+from cortexmem.model import Event, content_hash
 
 MAX_PENDING: Final = 256
 MAX_FAILURES: Final = 64
 MAX_TODOS: Final = 500
 MAX_RECENT_FILES: Final = 200
+MAX_ERRORS_SAID: Final = 500
 
 MAX_CAUSE: Final = 300
 # A sentence that diagnoses a failure, in the assistant's words (not an intention to look).
@@ -119,6 +120,9 @@ class StructuralLayer:
         self.files_seen = 0
         self.recent_files: list[str] = []
         self.plan_key: tuple[str, ...] = ()
+        # The failures said so far (hashes of their words): the same failure again is another
+        # occurrence (a retry loop, an error that recurs), not the same event read twice.
+        self.errors_said: _Bounded = _Bounded(MAX_ERRORS_SAID)
 
     # ------------------------------------------------------------- state between passes
 
@@ -134,6 +138,7 @@ class StructuralLayer:
             "files_seen": self.files_seen,
             "recent_files": self.recent_files,
             "plan_key": list(self.plan_key),
+            "errors_said": list(self.errors_said),
         }
 
     def load_state(self, state: dict[str, Any]) -> None:
@@ -154,6 +159,8 @@ class StructuralLayer:
         self.files_seen = int(state["files_seen"])
         self.recent_files = [str(f) for f in state["recent_files"]][-MAX_RECENT_FILES:]
         self.plan_key = tuple(str(t) for t in state["plan_key"])
+        for said in state.get("errors_said", []):  # a state saved before they were kept has none
+            self.errors_said[str(said)] = None
 
     # ------------------------------------------------------------- feeding
 
@@ -216,11 +223,15 @@ class StructuralLayer:
         for key in keys or [target]:
             self.failures[(call.name, key)] = (target, line, self.files_seen, "", named)
         what = f"`{target}`" if shell else f"{call.name} {target}".strip()
+        content = f"{what} failed: {line}"
+        said = content_hash(entry.session_id or "", content)
+        again = entry.line if said in self.errors_said else None
+        self.errors_said[said] = None
         return [
             self.make(
-                "error", f"{what} failed: {line}", entry,
+                "error", content, entry,
                 confidence=1.0, salience=0.5 if shell else 0.2, layer="structural",
-                tool=call.name, call=call.kind, target=target,
+                tool=call.name, call=call.kind, target=target, again=again,
             )
         ]  # fmt: skip
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
 
+from cortexmem.core.lessons.build import is_retry_loop
 from cortexmem.core.lessons.facts import (
     Action,
     domain_of,
@@ -111,9 +112,14 @@ def gate(
     # the edit is likely the fix, and the lesson says where it was last time; before, the file
     # alone is a coincidence (a lint lesson shown at every edit of a file lint once flagged).
     fixed = targets(lesson.text) - targets(t.command or "") if lesson.kind == "failure" else set()
+    # A retry loop says "stop and find the cause before running it again": about a run once the
+    # program failed in the session, not about the first run of it (which may well pass).
+    not_failed = failed is not None and not failed & {t.program, *programs_of(t.command or "")}
+    if t.program and is_retry_loop(lesson) and not_failed:
+        return f"a retry loop, and `{t.program}` has not failed in this session"
     if t.program:
         if action.path and action.path.rsplit("/", 1)[-1].lower() in fixed:
-            if failed is not None and not failed & {t.program, *programs_of(t.command or "")}:
+            if not_failed:
                 return f"about its files, but `{t.program}` has not failed in this session"
             return None
         if t.program not in programs_of(action.command):
