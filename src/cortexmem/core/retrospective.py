@@ -174,8 +174,9 @@ def session_lesson(
         f"- Actual: {len(calls)} tool calls ({failed} failed) over {_hours(calls):.1f} h "
         "(no token usage recorded).",
     ]  # fmt: skip
-    if tokens and usual:
-        effort.append(f"- Estimated (the project's median session): {usual:,} tokens; "
+    if tokens and usual:  # no estimate is made before a session: its project's usual one
+        effort.append(f"- Estimated as the project's usual session (the median of "
+                      f"{len(usual_tokens)} others): {usual:,} tokens; this one "
                       f"{100 * (tokens - usual) / usual:+.0f}%.")  # fmt: skip
     else:
         effort.append("- Estimated: no earlier session of this project to compare with.")
