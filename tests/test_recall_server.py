@@ -401,9 +401,9 @@ def test_an_idle_server_exits_by_itself(servers: Servers, project: dict):
     assert servers_of(project["root"]) == []
 
 
-def hook(root: Path, prompt: str) -> subprocess.CompletedProcess[str]:
+def hook(root: Path, prompt: str, session: str = "s-1") -> subprocess.CompletedProcess[str]:
     payload = {
-        "session_id": "s-1",
+        "session_id": session,
         "transcript_path": str(root / "no-transcript.jsonl"),
         "cwd": str(root),
         "hook_event_name": "UserPromptSubmit",
@@ -447,18 +447,24 @@ def test_the_prompt_hook_relays_what_the_server_anticipates(
              "last time the refund rounded before converting", key="refunds",
         trigger=Trigger(program="make test", command="make test"),
     ))  # fmt: skip
-    told = hook(project["root"], "fix the tests please")
-    assert told.returncode == 0
-    if told.stdout:  # else the answer missed the hook's deadline; the server did the work
-        assert "the fix was in billing/refunds.py" in told.stdout
-    end = time.monotonic() + 10
-    while not ctx.require("project").warnings_of_session("s-1") and time.monotonic() < end:
-        time.sleep(0.05)
-    (shown,) = ctx.require("project").warnings_of_session("s-1")
+    store = ctx.require("project")
+    for attempt in range(3):  # a loaded machine may miss the hook's deadline, not three times
+        told = hook(project["root"], "fix the tests please", session=f"fix-{attempt}")
+        assert told.returncode == 0
+        if told.stdout:
+            break
+    assert "the fix was in billing/refunds.py" in told.stdout
+    (shown,) = store.warnings_of_session(f"fix-{attempt}")
     assert (shown.lesson_id, shown.tool) == (lesson.id, "prompt")
-    again = servers.ask({"op": "anticipate", "prompt": "fix the tests", "session_id": "s-1"})
+    again = servers.ask({"op": "anticipate", "prompt": "fix the tests",
+                         "session_id": f"fix-{attempt}"})  # fmt: skip
     assert again["context"] == ""
-    other = servers.ask({"op": "anticipate", "prompt": "fix the tests", "session_id": "s-2"})
+    # Past the asker's deadline nothing is recorded: it would be held back, never seen.
+    late = servers.ask({"op": "anticipate", "prompt": "fix the tests", "session_id": "late",
+                        "deadline": time.time() - 1})  # fmt: skip
+    assert late["context"] == "" and store.warnings_of_session("late") == []
+    other = servers.ask({"op": "anticipate", "prompt": "fix the tests", "session_id": "other",
+                         "deadline": time.time() + 30})  # fmt: skip
     assert other["ids"] == [lesson.id] and "[lesson " in other["context"]
 
 

@@ -15,9 +15,10 @@ judge's verdicts its heuristic left UNCLEAR (``services.judge.judge_with_model``
 lessons drawn offline that the model may put in better words (``services.lessons``); the server
 waits for that thread before it exits, so nothing outlives it.
 
-Requests (``{"op": ...}``): ``ping``; ``anticipate`` (``prompt``, optional ``branch`` and
-``session_id``): the context to inject for a prompt, possibly empty (with the lessons a
-request to fix a check calls up, recorded as shown in the session); ``recall`` (``query``,
+Requests (``{"op": ...}``): ``ping``; ``anticipate`` (``prompt``, optional ``branch``,
+``session_id`` and ``deadline``): the context to inject for a prompt, possibly empty (with the
+lessons a request to fix a check calls up, recorded as shown in the session, unless the
+asker's ``deadline``, wall-clock seconds, has passed); ``recall`` (``query``,
 ``limit``, ``branch``, ``alpha``); ``warn`` (``action``, ``session_id``, ``tool_use_id``,
 ``dry_run``): the warnings before a tool call (``services.warn``); ``sync``: embed the backlog
 now; ``upkeep`` (``cwd``, ``label``, ``memories_added``): what a turn's end left to do
@@ -130,10 +131,11 @@ class RecallServer:
             prompt = request.get("prompt")
             if not isinstance(prompt, str):
                 return {"ok": False, "error": "anticipate needs a prompt"}
-            session = request.get("session_id")
+            session, deadline = request.get("session_id"), request.get("deadline")
             found = anticipate(
                 self.ctx, prompt, branch=request.get("branch"), embedder=self._embedder(),
                 session_id=session if isinstance(session, str) else None,
+                deadline=float(deadline) if isinstance(deadline, int | float) else None,
             )  # fmt: skip
             return {"ok": True, "context": found.text, "ids": found.ids}
         if op == "warn":

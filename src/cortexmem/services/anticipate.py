@@ -6,6 +6,7 @@ get their recall counter bumped like any recall.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 from cortexmem.core.anticipation import (
@@ -41,11 +42,16 @@ def anticipate(
     branch: str | None = None,
     embedder: QueryEmbedder,
     session_id: str | None = None,
+    deadline: float | None = None,
 ) -> Anticipation:
     """What bears on ``prompt``: the memories that clear the bar, then the failure lessons it
     calls up (a request to fix a check that failed before: ``services.warn.warn_for_prompt``,
-    recorded as shown in ``session_id``)."""
+    recorded as shown in ``session_id``). Past ``deadline`` (wall-clock seconds: the hook that
+    asked has stopped waiting) no lesson is looked up: one recorded as shown but never seen
+    would be held back for the rest of the session."""
     found = _memories(ctx, prompt, branch=branch, embedder=embedder)
+    if deadline is not None and time.time() > deadline:
+        return found
     lessons = warn_for_prompt(ctx, prompt[:2_000], session_id=session_id)
     if lessons.text:
         found.text = "\n\n".join(t for t in (found.text, lessons.text) if t)

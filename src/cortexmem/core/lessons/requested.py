@@ -64,7 +64,7 @@ def fold(word: str) -> str:
 
 def check_words(lesson: Lesson) -> frozenset[str]:
     """The words that name the check a failure lesson is about (folded): the parts of the word
-        its program ends with, and the check a program runs under its own name (``CHECK_PROGRAMS``:
+    its program ends with, and the check a program runs under its own name (``CHECK_PROGRAMS``:
     ``pytest`` runs the tests, ``eslint`` the lint)."""
     t = lesson.trigger
     if not t.program:
@@ -120,12 +120,14 @@ def called_up(
         and x.noise_count() < NOISE_LIMIT
         and not (project and project in x.project_exclude)
         and check_words(x) & said
-        and (
-            not named
-            or not targets(x.trigger.command or "")
-            or named & targets(x.trigger.command or "")
-        )
+        and _meet(named, targets(x.trigger.command or ""))
     ]
     found.sort(key=lambda x: x.last_confirmed_at or x.created_at, reverse=True)
     found.sort(key=lambda x: x.confirmed, reverse=True)
     return found[: max(0, limit)]
+
+
+def _meet(named: frozenset[str], about: frozenset[str]) -> bool:
+    """Whether what a request names and what a lesson's command named meet: either named
+    nothing, or they share a file or test."""
+    return not named or not about or bool(named & about)

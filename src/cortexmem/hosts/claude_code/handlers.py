@@ -112,7 +112,7 @@ def _anticipate(hook: HookInput, *, deadline: float) -> dict[str, Any] | None:
     timeout = max(0.01, deadline - time.monotonic())
     branch, _ = paths.branch_and_commit()  # this worktree's branch, not the main one's
     request = {"op": "anticipate", "prompt": prompt, "branch": branch,
-               "session_id": hook.session_id}  # fmt: skip
+               "session_id": hook.session_id, "deadline": time.time() + timeout}  # fmt: skip
     reply = recall_client.ask(paths.project_hash, request, timeout=timeout)
     if reply is None:
         recall_client.start(str(paths.worktree or paths.root), SERVER_MODULE)
