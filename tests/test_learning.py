@@ -434,6 +434,7 @@ def test_a_substantial_real_session_gets_a_five_section_lesson(tmp_path: Path):
     from cortexmem.core.retrospective import SECTIONS, session_lesson
     from cortexmem.project.paths import resolve
     from cortexmem.services.context import Context
+    from cortexmem.services.suggest import LESSON_EVENTS
 
     project, _ = ingest_real(
         tmp_path, "claude-code-log-real_projects/-Users-dain-workspace-claude-code-log-sample"
@@ -445,7 +446,7 @@ def test_a_substantial_real_session_gets_a_five_section_lesson(tmp_path: Path):
         sizes = {s: sum(1 for o in observations if o.session_id == s) for s in tokens}
         big = max(sizes, key=lambda s: sizes[s])
         small = min(sizes, key=lambda s: sizes[s])
-        errors = store.recent_events(("error", "file_modified"), 1000, session_id=big)
+        errors = store.recent_events(LESSON_EVENTS, 1000, session_id=big)
         usual = [n for s, n in tokens.items() if s != big]
         draft = session_lesson(big, observations, errors, tokens[big], usual, min_calls=40)
         assert session_lesson(small, observations, [], tokens[small], usual, min_calls=40) is None
@@ -458,22 +459,40 @@ def test_a_substantial_real_session_gets_a_five_section_lesson(tmp_path: Path):
     assert draft.target.startswith(".cortex/inbox/lesson-2025-07-")
     # What came back in the session, and only that: a `cd test` that stayed in effect (its
     # later relative paths failed: "no such file or directory: test", "file or directory not
-    # found: test/…"), and two ImportErrors of names `claude_code_log.parser` does not have
-    # (guessed, not read: said as such, not as one message twice). Not "recurring": the one-off
-    # ruff error, the red-then-green runs of the test the session was writing. The edit whose
-    # text matched two places of that test, made again the same way, is (its identical
-    # failures are each counted).
+    # found: test/…", ruff's E902 behind its "Found 1 error."), and two ImportErrors of names
+    # `claude_code_log.parser` does not have (guessed, not read: said as such, not as one
+    # message twice). Not "recurring": the red-then-green runs of the test the session was
+    # writing. The edit whose text matched two places of that test, three times (once with
+    # the path relative to `test/`, where the shell had moved), is.
     errors = draft.text.split("## Top 3 recurring errors")[1].split("## ")[0]
-    assert "- A `cd test` stayed in effect: 4 later commands did not find a path" in errors
-    assert "— and 1 other like it (2x)" in errors
-    assert "ruff" not in errors and "uv run pytest" not in errors
+    assert "- A `cd test` stayed in effect: 5 later commands did not find a path" in errors
     assert "- Edit test/test_combined_transcript_link.py failed: Found 2 matches" in errors
-    assert (
-        "- Look up what `claude_code_log.parser` defines before importing from it: 2 guessed"
-        in draft.text
+    assert "replace_a (3x)" in errors and "— and 1 other like it (2x)" in errors
+    assert "uv run pytest" not in errors
+    # What the person said when refusing a call is the first thing to standardise.
+    patterns = draft.text.split("## Top 3 patterns to standardise")[1].split("## ")[0]
+    assert patterns.splitlines()[2] == (
+        "- The person refused Write test_combined_link.py and said: “I'd actually love that "
+        "test to be saved a permanent unit test”"
     )
+    assert "Look up what `claude_code_log.parser` defines before importing from it" in patterns
     assert "- A `cd test` in a shell command stays in effect for the next ones" in draft.text
     assert "## Tool to create\n\n- None needed." in draft.text  # no check for a guessed name
+
+    # The service compares with the sessions a person worked in: the folder holds four
+    # subagent transcripts whose sessions are not there (136 to 4,058 tokens each).
+    from datetime import timedelta
+
+    from cortexmem.core.learning import LearningConfig
+    from cortexmem.model import parse_time
+    from cortexmem.services.suggest import lesson_drafts
+
+    later = parse_time(max(o.at for o in observations)) + timedelta(hours=13)
+    with Context(resolve(project)) as ctx:
+        drafts = {d.target: d for d in lesson_drafts(ctx, LearningConfig(), later)}
+    (served,) = [d for t, d in drafts.items() if big[:8] in t]
+    others = len(tokens) - 1
+    assert f"(the median of {others - 4} others)" in served.text
 
 
 def test_a_cd_that_stayed_in_effect_is_told_apart_from_paths_merely_mistyped():
@@ -494,6 +513,39 @@ def test_a_cd_that_stayed_in_effect_is_told_apart_from_paths_merely_mistyped():
     assert cwd_drift([cd, failed("Edit a.py failed: no such file or directory", "edit")]) is None
     bash = failed("`cd web && npm test` failed: bash: cd: web: No such file or directory")
     assert cwd_drift([bash, grep, grep]) == ("web", 3)
+
+
+def test_refusals_are_told_with_what_the_person_said_next_once_for_calls_refused_together():
+    from cortexmem.core.retrospective import corrections
+    from cortexmem.model import Event, Provenance
+
+    def said(kind: str, text: str, line: int) -> Event:
+        return Event(kind=kind, content=text, provenance=Provenance("s1", line=line))
+
+    events = [
+        said("refused", "The person refused `which node`", 10),
+        said("refused", "The person refused Edit /Users/alice/app/CLAUDE.md", 11),
+        said("prompt", "Don't assume people's environment: find a cross-platform way", 13),
+        said("refused", "The person refused Write scratch.py", 20),
+        said("prompt", "I'd love that test saved as a permanent unit test", 22),
+        said("refused", "The person refused `git stash`", 30),  # nothing said after it
+    ]
+    assert corrections(events) == [
+        "The person refused `which node` and Edit /Users/[user]/app/CLAUDE.md and said: “Don't "
+        "assume people's environment: find a cross-platform way”",
+        "The person refused Write scratch.py and said: “I'd love that test saved as a permanent "
+        "unit test”",
+    ]
+
+
+def test_a_tool_errors_message_is_its_first_line_not_its_input_quoted_back():
+    from cortexmem.core.extraction.commands import path_missing, tool_error_line
+
+    quoted = ("<tool_use_error>Found 2 matches of the string to replace, but replace_all is "
+              "false.\nString:     assert x not in html</tool_use_error>")  # fmt: skip
+    assert tool_error_line(quoted).startswith("Found 2 matches of the string to replace")
+    assert path_missing("claude_code_log/renderer.py:1:1: E902 No such file or directory")
+    assert not path_missing("1 failed, 3 passed in 0.2s")
 
 
 def test_a_task_runners_task_failed_twice_is_not_one_failure_come_back():

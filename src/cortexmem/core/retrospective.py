@@ -5,7 +5,8 @@ estimated vs actual effort (tokens, against the project's usual session), the to
 errors, the top 3 patterns to standardise, one candidate doctrine, one tool to create. A
 session below ``min_calls`` tool calls is refused (not worth a lesson), and so is one where
 nothing came back (no command fixed the same way twice, none failing the same way twice, no
-``cd`` left in effect): the errors, the doctrine and the tool are drawn from what repeated.
+``cd`` left in effect) and no one corrected it (what the person said after refusing a call is
+a pattern to standardise): the errors, the doctrine and the tool are drawn from what repeated.
 The draft is a note for the inbox: a person decides what, if anything, becomes lasting.
 
 ``skill_candidates`` finds sequences of at least ``MIN_SKILL_STEPS`` of a project's own steps
@@ -21,8 +22,13 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from cortexmem.core.extraction.commands import says_only_that_it_failed, step_kind
+from cortexmem.core.extraction.commands import (
+    path_missing,
+    says_only_that_it_failed,
+    step_kind,
+)
 from cortexmem.core.learning import find_patterns
+from cortexmem.core.lessons.build import refusal_reasons
 from cortexmem.core.privacy import strip_personal
 from cortexmem.core.suggestions import INBOX_DIR, SKILLS_DIR, Draft, error_shape
 from cortexmem.model import Event, Observation, parse_time
@@ -59,13 +65,15 @@ def _errors(
     for e in events:
         if e.kind != "error":
             continue
-        line = str(e.payload.get("error") or e.content).strip()
+        line = str(e.payload.get("error") or e.content.split(" failed: ", 1)[-1]).strip()
         target = str(e.payload.get("target") or e.payload.get("tool") or "").strip()
-        if step_kind(target) == "test" and any(name in target for name in written):
+        shell = e.payload.get("call") == "shell"
+        if shell and step_kind(target) == "test" and any(name in target for name in written):
             continue
-        key = f"{target}: {error_shape(line)}"
+        # a file by its name: the same one, relative to another folder the shell moved to
+        key = f"{target if shell else target.rsplit('/', 1)[-1]}: {error_shape(line)}"
         shapes[key] += 1
-        command = target[:80] if e.payload.get("call") == "shell" else ""
+        command = target[:80] if shell else ""
         text = strip_personal(" ".join(e.content.split()))[:160]
         said.setdefault(key, (command, text))
         variants.setdefault(key, set()).add(_DIGITS.sub("#", " ".join(line.split())))
@@ -90,11 +98,6 @@ def _errors(
 _CD_FAILED = re.compile(
     r"\bcd:(?:\d+:)? (?:no such file or directory|can't cd to):? (\S+)"
     r"|\bcd: (\S+): no such file or directory",
-    re.IGNORECASE,
-)
-_PATH_MISSING = re.compile(
-    r"no such file or directory|file or directory not found|cannot find the path|"
-    r"does not exist|\bE902\b",
     re.IGNORECASE,
 )
 
@@ -134,9 +137,30 @@ def cwd_drift(events: Iterable[Event]) -> tuple[str, int] | None:
         found = _CD_FAILED.search(text)
         if found and folder is None:
             folder = (found.group(1) or found.group(2) or "").strip("'\"")
-        if found or _PATH_MISSING.search(text):
+        if found or e.payload.get("path_missing") or path_missing(text):
             missing += 1
     return (folder, missing) if folder and missing >= 2 else None
+
+
+def corrections(events: Sequence[Event]) -> list[str]:
+    """What the person said right after refusing a call, oldest first ("The person refused
+    Write test_link.py and said: “I'd love that test saved as a permanent unit test”"): the
+    session's corrections, what a next session most needs to hear (``events`` oldest first)."""
+    refused: dict[str, list[str]] = {}  # what they said -> the calls (refused together)
+    for i, reason in refusal_reasons(events).items():
+        what = strip_personal(events[i].content.removeprefix("The person refused ").strip())
+        said = " ".join(strip_personal(reason.content).split())
+        said = said if len(said) <= 200 else said[:199] + "…"
+        calls = refused.setdefault(said, [])
+        if what not in calls:
+            calls.append(what)
+    return [
+        f"The person refused {_and(calls)} and said: “{said}”" for said, calls in refused.items()
+    ]
+
+
+def _and(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def _line_of(said: str) -> str:
@@ -164,7 +188,7 @@ def session_lesson(
     calls = [o for o in observations if o.session_id == session_id]
     if len(calls) < max(1, min_calls):
         return None
-    events = list(events)
+    events = sorted(events, key=lambda e: (e.created_at, e.provenance.line or 0))
     failed = sum(1 for o in calls if not o.ok)
     day = min(o.at for o in calls)[:10]
     usual = int(statistics.median(usual_tokens)) if usual_tokens else 0
@@ -192,14 +216,15 @@ def session_lesson(
     recurring = [e for e in errors if e[2] > 1 and not says_only_that_it_failed(_line_of(e[1]))]
     repeated = [e for e in recurring if e[0]]
     drift = cwd_drift(events)
-    if not (fixes or repeated or drift):
-        return None  # nothing came back in the session: nothing lasting to learn from it
+    corrected = corrections(events)
+    if not (fixes or repeated or drift or corrected):
+        return None  # nothing came back, no one corrected it: nothing lasting to learn
     if drift:
         folder, times = drift
         said = (f"A `cd {folder}` stayed in effect: {times} later commands did not find a "
                 "path they named relative to the project")  # fmt: skip
         recurring = [("", said, times), *recurring][:3]
-    standard = [f"{p.rule} ({p.count}x)" for p in fixes]
+    standard = corrected + [f"{p.rule} ({p.count}x)" for p in fixes]
     standard = (standard + [f"{p.rule} ({p.count}x)" for p in workflows])[:3]
     if fixes:
         doctrine = fixes[0].rule
@@ -212,9 +237,10 @@ def session_lesson(
     guessed = guessed_names(events)
     if guessed:
         module, names = guessed
-        standard = [f"Look up what `{module}` defines before importing from it: "
-                    f"{len(names)} guessed names it does not have failed "
-                    f"({', '.join(f'`{n}`' for n in names[:3])})", *standard][:3]  # fmt: skip
+        guess = (f"Look up what `{module}` defines before importing from it: "
+                 f"{len(names)} guessed names it does not have failed "
+                 f"({', '.join(f'`{n}`' for n in names[:3])})")  # fmt: skip
+        standard = [*corrected, guess, *standard[len(corrected) :]][:3]
     # A tool only for a command that failed the same way twice (not names guessed twice).
     tool = "None needed."
     for command, said, times in repeated:

@@ -81,6 +81,11 @@ def _sessions(ctx: Context, days: float, now: datetime) -> dict[str, list[Observ
     return out
 
 
+# What a post-session lesson reads of its session: its errors, the files it created (a test it
+# wrote fails before it passes), the refusals and what the person said next.
+LESSON_EVENTS = ("error", "file_modified", "refused", "prompt", "preference")
+
+
 def lesson_drafts(ctx: Context, config: LearningConfig, now: datetime) -> list[Draft]:
     """A lesson for each substantial session of the window that has gone quiet."""
     store = ctx.store("project")
@@ -89,12 +94,16 @@ def lesson_drafts(ctx: Context, config: LearningConfig, now: datetime) -> list[D
     quiet = format_time(now - timedelta(hours=config.session_quiet_hours))
     tokens = store.session_tokens()
     drafts = []
+    usual_of: list[tuple[str, int]] | None = None
     for session, calls in _sessions(ctx, config.window_days, now).items():
         if len(calls) < config.lesson_min_calls or max(o.at for o in calls) > quiet:
             continue
-        usual = [n for s, n in tokens.items() if s != session]
-        # its errors, and the files it created (a test it wrote fails before it passes)
-        errors = store.recent_events(("error", "file_modified"), 1_000, session_id=session)
+        if usual_of is None:
+            # sessions a person worked in: a subagent's transcript whose session is not
+            # known (``cortex ingest`` of a folder without it) is no session to compare with
+            usual_of = [(s, n) for s, n in tokens.items() if store.recent_events(("prompt",), 1, s)]
+        usual = [n for s, n in usual_of if s != session]
+        errors = store.recent_events(LESSON_EVENTS, 1_000, session_id=session)
         draft = session_lesson(session, calls, errors, tokens.get(session, 0), usual,
                                min_calls=config.lesson_min_calls)  # fmt: skip
         if draft is not None:

@@ -153,6 +153,29 @@ def says_only_that_it_failed(line: str) -> bool:
     return _WRAPPER_FAILURE.search(line.strip()) is not None
 
 
+_TOOL_ERROR_TAG: Final = re.compile(r"</?tool_use_error>")
+_PATH_MISSING: Final = re.compile(
+    r"no such file or directory|file or directory not found|cannot find the path|"
+    r"does not exist|\bE902\b",
+    re.IGNORECASE,
+)
+
+
+def tool_error_line(output: str) -> str:
+    """A failed tool call's message (an edit, a read): its first line, without the host's
+    ``<tool_use_error>`` tag. Not the first error-like line: what follows the message is the
+    call's own input quoted back (an edit's text may say ``assert``)."""
+    for line in _TOOL_ERROR_TAG.sub("", output).splitlines():
+        if line.strip():
+            return clip_redacted(line.strip(), 240)
+    return "no output"
+
+
+def path_missing(output: str) -> bool:
+    """Whether a failure's output says a file or folder it was given does not exist."""
+    return _PATH_MISSING.search(output) is not None
+
+
 def outcome_summary(output: str) -> str | None:
     """A test or check run's own summary line ("1 failed, 3 passed in 0.4s"), last one wins."""
     found = None

@@ -217,8 +217,10 @@ class StructuralLayer:
         self, entry: Entry, call: ToolCall, target: str, output: str, keys: list[str] | None = None
     ) -> list[Event]:
         shell = call.kind == "shell"
-        line = commands.outcome_summary(output) if shell else None
-        line = line or commands.error_line(output)
+        if shell:
+            line = commands.outcome_summary(output) or commands.error_line(output)
+        else:
+            line = commands.tool_error_line(output)
         named = files_named(output)
         for key in keys or [target]:
             self.failures[(call.name, key)] = (target, line, self.files_seen, "", named)
@@ -232,6 +234,7 @@ class StructuralLayer:
                 "error", content, entry,
                 confidence=1.0, salience=0.5 if shell else 0.2, layer="structural",
                 tool=call.name, call=call.kind, target=target, again=again,
+                path_missing=commands.path_missing(output) or None,
             )
         ]  # fmt: skip
 

@@ -217,7 +217,7 @@ def from_success(event: Event) -> Lesson | None:
     return None
 
 
-def _reasons(events: Sequence[Event]) -> dict[int, Event]:
+def refusal_reasons(events: Sequence[Event]) -> dict[int, Event]:
     """For each refusal (by position), what the person said next in the same session: a prompt
     or a stated preference within ``REASON_WINDOW`` events."""
     found: dict[int, Event] = {}
@@ -238,7 +238,7 @@ def _reasons(events: Sequence[Event]) -> dict[int, Event]:
 def lessons_from_events(events: Sequence[Event]) -> list[Lesson]:
     """Every lesson a session's events teach, in the order they happened (oldest first). What
     the person said as the reason for a refusal is that refusal's lesson, not another one."""
-    reasons = _reasons(events)
+    reasons = refusal_reasons(events)
     said = {r.content for r in reasons.values()}
     out: list[Lesson] = []
     for i, e in enumerate(events):
