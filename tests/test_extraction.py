@@ -224,6 +224,26 @@ def test_a_refused_write_is_a_choice_not_a_failure_nor_a_file(wording: str):
     assert events[0].content == "The person refused Write CLAUDE.md"
 
 
+def test_what_the_person_typed_when_refusing_a_call_is_their_preference_and_its_lesson():
+    """Claude Code keeps the words the person types when refusing a call in the refusal
+    (a real session: ``npm install`` refused with "use pnpm")."""
+    from cortexmem.core.lessons.build import lessons_from_events
+
+    refusal = ("The user doesn't want to proceed with this tool use. The tool use was rejected "
+               "(eg. if it was a file edit, the new_string was NOT written to the file). The user "
+               "provided the following reason for the rejection:  use pnpm")  # fmt: skip
+    events = Session().tool("Bash", {"command": "npm install"}, refusal, error=True).events()
+    assert [(e.kind, e.content) for e in events] == [
+        ("refused", "The person refused `npm install`"),
+        ("preference", "“use pnpm”, the person said refusing `npm install`"),
+    ]
+    assert events[1].payload["speaker"] == "user"
+    (lesson,) = lessons_from_events(events)
+    assert (
+        lesson.text == "Do not run `npm install` unasked: the person refused it and said “use pnpm”"
+    )
+
+
 def test_an_approved_plan_is_remembered_and_a_refused_one_is_not():
     events = (
         Session()

@@ -78,7 +78,8 @@ class ToolResult:
     the host keeps it apart from ``text``; ``path`` the file the host says it touched,
     ``created`` whether a write made a new file, ``task_id`` the id a new to-do step got,
     ``written`` the text a successful write or edit put into the file (a new file's content,
-    an edit's replacement text), when the host reports it.
+    an edit's replacement text), when the host reports it; ``reason`` what the person typed
+    when refusing the call, when the host keeps it with the refusal.
     """
 
     call_id: str | None
@@ -90,6 +91,7 @@ class ToolResult:
     created: bool = False
     task_id: str | None = None
     written: str = ""
+    reason: str = ""
 
 
 @dataclass(frozen=True)

@@ -173,7 +173,7 @@ class StructuralLayer:
             return []
         call: ToolCall = self.pending.pop(result.call_id)
         if result.is_error and result.refused and call.kind != "plan":
-            return self._refused(entry, call)
+            return self._refused(entry, call, result.reason)
         handler = getattr(self, "_on_" + call.kind, None)
         events: list[Event] = list(handler(entry, call, result)) if handler else []
         if call.kind in FILE_KINDS:
@@ -198,17 +198,24 @@ class StructuralLayer:
 
     # ------------------------------------------------------------- failures and resolutions
 
-    def _refused(self, entry: Entry, call: ToolCall) -> list[Event]:
+    def _refused(self, entry: Entry, call: ToolCall, reason: str = "") -> list[Event]:
         if call.kind == "shell":
             what = f"`{clip(commands.display_command(call.command), 300)}`"
         else:
             what = f"{call.name} {self._target(call, entry)}".strip()
-        return [
-            self.make(
-                "refused", f"The person refused {what}", entry, confidence=1.0, salience=0.5,
-                layer="structural", tool=call.name, call=call.kind,
-            )
-        ]  # fmt: skip
+        refused = self.make(
+            "refused", f"The person refused {what}", entry, confidence=1.0, salience=0.5,
+            layer="structural", tool=call.name, call=call.kind,
+        )  # fmt: skip
+        if not reason:
+            return [refused]
+        # What they typed with the refusal ("use pnpm" refusing `npm install`) is how they want
+        # it done: a preference of the person's, and the reason a refusal lesson tells.
+        said = self.make(
+            "preference", f"“{reason}”, the person said refusing {what}", entry,
+            confidence=0.9, salience=0.7, layer="structural", speaker="user", said=reason,
+        )  # fmt: skip
+        return [refused, said]
 
     def _target(self, call: ToolCall, entry: Entry) -> str:
         return relative_path(call.path, entry.cwd) or clip(call.pattern, 100)

@@ -189,7 +189,7 @@ def from_correction(event: Event) -> Lesson:
 def from_refusal(refused: Event, reason: Event) -> Lesson:
     what = refused.content.removeprefix("The person refused ").strip()
     command = what.strip("`") if what.startswith("`") else ""
-    said = _quote(reason.content, 200)
+    said = _quote(str(reason.payload.get("said") or reason.content), 200)
     text = f"Do not run {what} unasked: the person refused it and said “{said}”"
     key = content_hash("refused", (program_of(command) if command else None) or what, said.lower())
     path = "" if command else what.split(" ", 1)[-1]
@@ -218,11 +218,21 @@ def from_success(event: Event) -> Lesson | None:
 
 
 def refusal_reasons(events: Sequence[Event]) -> dict[int, Event]:
-    """For each refusal (by position), what the person said next in the same session: a prompt
-    or a stated preference within ``REASON_WINDOW`` events."""
+    """For each refusal (by position), what the person said: typed with the refusal (the
+    ``preference`` extraction made of it, at the same line), else next in the same session (a
+    prompt or a stated preference within ``REASON_WINDOW`` events)."""
     found: dict[int, Event] = {}
+    typed = {
+        (x.provenance.session_id, x.provenance.line): x
+        for x in events
+        if x.kind == "preference" and x.payload.get("said")
+    }
     for i, e in enumerate(events):
         if e.kind != "refused":
+            continue
+        with_it = typed.get((e.provenance.session_id, e.provenance.line))
+        if with_it is not None:
+            found[i] = with_it
             continue
         for later in events[i + 1 : i + 1 + REASON_WINDOW]:
             if (

@@ -151,6 +151,21 @@ REFUSALS: Final = (
     "The user doesn't want to proceed with this tool use",
     "The user doesn't want to take this action right now",
 )
+# What follows a refusal when the person typed why (Claude Code 2.x): "… The user provided the
+# following reason for the rejection:  use pnpm".
+_REFUSAL_REASON: Final = re.compile(
+    r"The user provided the following reason for the rejection:\s*(.+)", re.DOTALL
+)
+
+
+def refusal_reason(text: str) -> str:
+    """What the person typed when refusing a call, or ""."""
+    if not text.startswith(REFUSALS):
+        return ""
+    found = _REFUSAL_REASON.search(text)
+    return " ".join(found.group(1).split())[:1_000] if found else ""
+
+
 # What Claude Code writes into messages without anyone speaking.
 DIALECT: Final = Dialect(
     injected_tags=("system-reminder", "command-[a-z-]+", "local-command-[a-z-]+", "ide_[a-z_]+"),
@@ -246,6 +261,7 @@ def tool_outcome(
         text=text,
         is_error=is_error,
         refused=is_error and text.startswith(REFUSALS),
+        reason=refusal_reason(text) if is_error else "",
         output="\n".join(_text(extra.get(k)) for k in ("stdout", "stderr") if _text(extra.get(k))),
         path=_text(extra.get("filePath")),
         created=extra.get("type") == "create",
