@@ -5,8 +5,8 @@ estimated vs actual effort (tokens, against the project's usual session), the to
 errors, the top 3 patterns to standardise, one candidate doctrine, one tool to create. A
 session below ``min_calls`` tool calls is refused (not worth a lesson), and so is one where
 nothing came back (no command fixed the same way twice, none failing the same way twice, no
-``cd`` left in effect) and no one corrected it (what the person said after refusing a call is
-a pattern to standardise): the errors, the doctrine and the tool are drawn from what repeated.
+``cd`` left in effect): the errors, the doctrine and the tool are drawn from what repeated, and
+what the person said when refusing a call leads the patterns to standardise.
 The draft is a note for the inbox: a person decides what, if anything, becomes lasting.
 
 ``skill_candidates`` finds sequences of at least ``MIN_SKILL_STEPS`` of a project's own steps
@@ -31,6 +31,7 @@ from cortexmem.core.learning import find_patterns
 from cortexmem.core.lessons.build import refusal_reasons
 from cortexmem.core.privacy import strip_personal
 from cortexmem.core.suggestions import INBOX_DIR, SKILLS_DIR, Draft, error_shape
+from cortexmem.core.text import shorten
 from cortexmem.model import Event, Observation, parse_time
 
 SECTIONS = (
@@ -74,7 +75,7 @@ def _errors(
         key = f"{target if shell else target.rsplit('/', 1)[-1]}: {error_shape(line)}"
         shapes[key] += 1
         command = target[:80] if shell else ""
-        text = strip_personal(" ".join(e.content.split()))[:160]
+        text = shorten(strip_personal(" ".join(e.content.split())), 160)
         said.setdefault(key, (command, text))
         variants.setdefault(key, set()).add(_DIGITS.sub("#", " ".join(line.split())))
     for key, seen in variants.items():
@@ -216,9 +217,11 @@ def session_lesson(
     recurring = [e for e in errors if e[2] > 1 and not says_only_that_it_failed(_line_of(e[1]))]
     repeated = [e for e in recurring if e[0]]
     drift = cwd_drift(events)
+    if not (fixes or repeated or drift):
+        # nothing came back in the session: nothing lasting to learn from it (what the person
+        # said refusing a call alone made a thin note: a reader judged one not worth keeping)
+        return None
     corrected = corrections(events)
-    if not (fixes or repeated or drift or corrected):
-        return None  # nothing came back, no one corrected it: nothing lasting to learn
     if drift:
         folder, times = drift
         said = (f"A `cd {folder}` stayed in effect: {times} later commands did not find a "
