@@ -467,7 +467,7 @@ def test_a_substantial_real_session_gets_a_five_section_lesson(tmp_path: Path):
     errors = draft.text.split("## Top 3 recurring errors")[1].split("## ")[0]
     assert "- A `cd test` stayed in effect: 5 later commands did not find a path" in errors
     assert "- Edit test/test_combined_transcript_link.py failed: Found 2 matches" in errors
-    assert "replace_a (3x)" in errors and "— and 1 other like it (2x)" in errors
+    assert "set… (3x)" in errors and "— and 1 other like it (2x)" in errors  # cut at a word
     assert "uv run pytest" not in errors
     # What the person said when refusing a call is the first thing to standardise.
     patterns = draft.text.split("## Top 3 patterns to standardise")[1].split("## ")[0]
