@@ -150,8 +150,7 @@ def corrections(events: Sequence[Event]) -> list[str]:
     refused: dict[str, list[str]] = {}  # what they said -> the calls (refused together)
     for i, reason in refusal_reasons(events).items():
         what = strip_personal(events[i].content.removeprefix("The person refused ").strip())
-        said = " ".join(strip_personal(str(reason.payload.get("said") or reason.content)).split())
-        said = said if len(said) <= 200 else said[:199] + "…"
+        said = shorten(strip_personal(str(reason.payload.get("said") or reason.content)), 200)
         calls = refused.setdefault(said, [])
         if what not in calls:
             calls.append(what)

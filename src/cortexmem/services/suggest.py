@@ -103,8 +103,8 @@ def lesson_drafts(ctx: Context, config: LearningConfig, now: datetime) -> list[D
             # known (``cortex ingest`` of a folder without it) is no session to compare with
             usual_of = [(s, n) for s, n in tokens.items() if store.recent_events(("prompt",), 1, s)]
         usual = [n for s, n in usual_of if s != session]
-        errors = store.recent_events(LESSON_EVENTS, 1_000, session_id=session)
-        draft = session_lesson(session, calls, errors, tokens.get(session, 0), usual,
+        events = store.recent_events(LESSON_EVENTS, 1_000, session_id=session)
+        draft = session_lesson(session, calls, events, tokens.get(session, 0), usual,
                                min_calls=config.lesson_min_calls)  # fmt: skip
         if draft is not None:
             drafts.append(draft)
