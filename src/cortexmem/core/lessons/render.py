@@ -1,5 +1,5 @@
-"""How lessons are shown: a warning before a tool call, the always-loaded rules file, the
-model's relevance question (layer 3) and its answer read back."""
+"""How lessons are shown: a warning before a tool call or after a request, the always-loaded
+rules file, the model's relevance question (layer 3) and its answer read back."""
 
 from __future__ import annotations
 
