@@ -368,6 +368,12 @@ def test_what_the_heuristic_cannot_tell_is_judged_by_the_model_in_one_batch(
         assert ctx.require("project").get_lesson(x.id).followed == 1
         assert not judge_service.due(ctx)
         assert "WARNING: When `uv run pytest -q` fails" in json.dumps(server.requests[-1]["body"])
+        # A warning a request called up has no call to read: its abstention is final, not
+        # left pending for a model that could not judge it either.
+        warn_service.warn_for_prompt(ctx, "fix the failing tests", session_id="s2")
+        report = judge_service.judge_session(ctx, "s2")
+        assert (report.judged, report.left_for_model) == (1, 0)
+        assert judge_service.judge_session(ctx, "s2").judged == 0  # judged once
     finally:
         server.close()
 

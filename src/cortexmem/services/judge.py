@@ -81,7 +81,9 @@ def judge_session(
         action = _action(warning)
         ok = outcomes.get(warning.tool_use_id) if warning.tool_use_id else None
         verdict = judge(lesson, action, ok, errors)
-        if verdict.verdict == "UNCLEAR" and model:
+        # a warning a request called up has no call whose outcome a model could read: the
+        # heuristic's abstention is its verdict
+        if verdict.verdict == "UNCLEAR" and model and warning.tool_use_id:
             outcome = "unknown" if ok is None else "succeeded" if ok else "failed"
             store.set_warning_outcome(session_id, warning.tool_use_id or "", outcome)
             report.left_for_model += 1
