@@ -426,8 +426,10 @@ def test_howto_commands_and_worked_files_from_events():
     events = [run("mise run test"), run("ls -la"), run("mise run test"), run("make build", False),
               run("grep -r foo ."), run("mise run lint | tee x"),
               # a run of one test file is that moment's, not how the project is tested
-              *[run("uv run pytest test/test_cache.py -v")] * 3]  # fmt: skip
-    assert [(c.text, c.runs) for c in howto_commands(events)] == [("mise run test", 2)]
+              *[run("uv run pytest test/test_cache.py -v")] * 3,
+              run("python manage.py test")]  # a project's step, though it names a file  # fmt: skip
+    assert [(c.text, c.runs) for c in howto_commands(events)] == [
+        ("mise run test", 2), ("python manage.py test", 1)]  # fmt: skip
 
     def edit(path: str) -> Event:
         return Event("file_modified", f"Modified {path}", {"path": path})

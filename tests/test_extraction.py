@@ -244,6 +244,34 @@ def test_what_the_person_typed_when_refusing_a_call_is_their_preference_and_its_
     )
 
 
+REJECTED = (
+    "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it "
+    "was a file edit, the new_string was NOT written to the file). "
+)
+
+
+@pytest.mark.parametrize(
+    ("typed", "kept"),
+    [
+        # Claude Code 2.1 says it this way; a question asked instead is their next request
+        ("To tell you how to proceed, the user said:\nare we testing any interactive "
+         "confirmation in our integration test?",
+         [("prompt", "are we testing any interactive confirmation in our integration test?")]),
+        ("To tell you how to proceed, the user said:\nuse the fixtures in testenv.go",
+         [("preference", "“use the fixtures in testenv.go”, the person said refusing "
+           "`go test ./...`")]),
+        ("The user provided the following reason for the rejection:  not now", []),
+    ],
+)  # fmt: skip
+def test_words_typed_with_a_refusal_are_a_request_a_preference_or_nothing(typed: str, kept: list):
+    events = Session().tool("Bash", {"command": "go test ./..."}, REJECTED + typed,
+                            error=True).events()  # fmt: skip
+    assert [(e.kind, e.content) for e in events] == [
+        ("refused", "The person refused `go test ./...`"),
+        *kept,
+    ]
+
+
 def test_an_approved_plan_is_remembered_and_a_refused_one_is_not():
     events = (
         Session()

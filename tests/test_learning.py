@@ -434,7 +434,7 @@ def test_a_substantial_real_session_gets_a_five_section_lesson(tmp_path: Path):
     from cortexmem.core.retrospective import SECTIONS, session_lesson
     from cortexmem.project.paths import resolve
     from cortexmem.services.context import Context
-    from cortexmem.services.suggest import LESSON_EVENTS
+    from cortexmem.services.suggest import lesson_events
 
     project, _ = ingest_real(
         tmp_path, "claude-code-log-real_projects/-Users-dain-workspace-claude-code-log-sample"
@@ -446,7 +446,7 @@ def test_a_substantial_real_session_gets_a_five_section_lesson(tmp_path: Path):
         sizes = {s: sum(1 for o in observations if o.session_id == s) for s in tokens}
         big = max(sizes, key=lambda s: sizes[s])
         small = min(sizes, key=lambda s: sizes[s])
-        errors = store.recent_events(LESSON_EVENTS, 1000, session_id=big)
+        errors = lesson_events(store, big)
         usual = [n for s, n in tokens.items() if s != big]
         draft = session_lesson(big, observations, errors, tokens[big], usual, min_calls=40)
         assert session_lesson(small, observations, [], tokens[small], usual, min_calls=40) is None

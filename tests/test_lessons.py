@@ -147,6 +147,15 @@ def test_a_retry_loop_is_a_lesson_from_three_failures():
     assert build.lessons_from_events(failed[:-1]) == []
     (lesson,) = build.lessons_from_events(failed)
     assert "3 times in a row" in lesson.text and lesson.trigger.program == "make deploy"
+    # in a row: a run that went through in between is two runs, not a loop
+    passed = event("error_resolved", "`make deploy` failed (timeout) and passed when run again",
+                   call="shell", tool="Bash", target="make deploy")  # fmt: skip
+    assert build.lessons_from_events([*failed[:2], passed, failed[2]]) == []
+    # an edit retried unchanged is a lesson, but not one that warns before the next edit
+    edits = [event("error", "Edit src/app.py failed: String to replace not found in file.",
+                   call="edit", tool="Edit", target="src/app.py")] * 3  # fmt: skip
+    (loop,) = build.lessons_from_events(edits)
+    assert "a retry loop" in (score.gate(loop, Action("Edit", "edit", path="src/app.py")) or "")
 
 
 def test_a_refusal_is_a_lesson_only_with_the_reason_the_person_gave():
@@ -337,9 +346,14 @@ def test_a_check_is_named_by_what_it_is_or_by_the_program_that_runs_it():
     assert requested.called_up("fix the failing tests", [pytest_fix, eslint_fix]) == [pytest_fix]
     assert requested.called_up("the linter fails on CI", [pytest_fix, eslint_fix]) == [eslint_fix]
     # the store is looked up by the request's words and the programs of the check it names
-    assert requested.lookup_words("fix the tests") == "the tests " + " ".join(
-        requested.CHECK_PROGRAMS["test"]
+    assert (
+        requested.lookup_words("fix the tests")
+        == " ".join(requested.CHECK_PROGRAMS["test"]) + " the tests"
     )
+    # a program that runs two checks meets both
+    tsc = lesson(trigger=Trigger(program="tsc"), text="When `npx tsc` fails …")
+    assert requested.check_words(tsc) == {"tsc", "type", "build"}
+    assert requested.called_up("fix the type errors, they fail CI", [tsc]) == [tsc]
     assert requested.lookup_words("how do the tests run?") == ""
 
 

@@ -279,6 +279,15 @@ def test_a_request_to_fix_the_tests_is_told_what_fixed_them_last_time_once(ctx: 
     assert not warn_service.warn(
         ctx, edit, session_id="s1", failed=frozenset({"mise run test"})
     ).shown
+    # What a request says is stored redacted, like everything else (people paste tokens).
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    warn_service.warn_for_prompt(ctx, f"fix tests, CI uses GITHUB_TOKEN={token}", session_id="s9")
+    (kept,) = store.warnings_of_session("s9")
+    assert token not in kept.action and "[REDACTED" in kept.action
+    assert all(token not in detail for _, _, detail in store.lesson_history(fixed.id))
+    # Past the asker's deadline nothing is recorded: it would be held back, never seen.
+    late = warn_service.warn_for_prompt(ctx, "fix tests", session_id="s2", deadline=time.time())
+    assert not late.shown and store.warnings_of_session("s2") == []
     assert warn_service.warn_for_prompt(ctx, "fix tests", session_id="s2").shown
     assert not warn_service.warn_for_prompt(ctx, "how do I run the tests?", session_id="s3").shown
     # The judge has no call to read a request's warning by: it abstains, and nothing moves.
@@ -376,6 +385,20 @@ def test_what_the_heuristic_cannot_tell_is_judged_by_the_model_in_one_batch(
         assert judge_service.judge_session(ctx, "s2").judged == 0  # judged once
     finally:
         server.close()
+
+
+def test_a_retry_loop_is_not_sent_to_the_model_to_reword(ctx: Context):
+    """Its words are what the warnings know it by (a retry loop warns only once its program
+    failed in the session); a model's rewording would lose that."""
+    from cortexmem.core.lessons.build import RETRY_ADVICE
+
+    store = ctx.writable("project")
+    store.add_lesson(Lesson(text=f"When `uv run pytest -q` fails with “1 failed”, {RETRY_ADVICE}: "
+                            "it failed 4 times in a row last time", key="loop",
+                            trigger=Trigger(program="pytest")))  # fmt: skip
+    assert lesson_service.drafts_waiting(ctx) == 0
+    stored(ctx, 1)
+    assert lesson_service.drafts_waiting(ctx) == 1
 
 
 def test_the_model_puts_offline_lessons_in_better_words_without_inventing_commands(

@@ -63,6 +63,13 @@ def _errors(
         for e in events
         if e.kind == "file_modified" and e.content.startswith("Created ")
     } - {""}
+    # A file named bare (the path relative to a folder the shell had moved to) is the one
+    # path of the session with that name, when there is exactly one.
+    paths: dict[str, set[str]] = {}
+    for e in events:
+        target = str(e.payload.get("target") or "")
+        if e.kind == "error" and e.payload.get("call") != "shell" and "/" in target:
+            paths.setdefault(target.rsplit("/", 1)[-1], set()).add(target)
     for e in events:
         if e.kind != "error":
             continue
@@ -71,8 +78,9 @@ def _errors(
         shell = e.payload.get("call") == "shell"
         if shell and step_kind(target) == "test" and any(name in target for name in written):
             continue
-        # a file by its name: the same one, relative to another folder the shell moved to
-        key = f"{target if shell else target.rsplit('/', 1)[-1]}: {error_shape(line)}"
+        if not shell and "/" not in target and len(paths.get(target, ())) == 1:
+            (target,) = paths[target]
+        key = f"{target}: {error_shape(line)}"
         shapes[key] += 1
         command = target[:80] if shell else ""
         text = shorten(strip_personal(" ".join(e.content.split())), 160)

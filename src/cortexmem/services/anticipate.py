@@ -20,6 +20,7 @@ from cortexmem.core.anticipation import (
 )
 from cortexmem.core.fts_query import query_terms
 from cortexmem.core.ranking import Ranked
+from cortexmem.errors import CortexError
 from cortexmem.model import utc_now
 from cortexmem.services.context import Context
 from cortexmem.services.recall import QueryEmbedder, recall
@@ -52,7 +53,10 @@ def anticipate(
     found = _memories(ctx, prompt, branch=branch, embedder=embedder)
     if deadline is not None and time.time() > deadline:
         return found
-    lessons = warn_for_prompt(ctx, prompt[:2_000], session_id=session_id)
+    try:
+        lessons = warn_for_prompt(ctx, prompt[:2_000], session_id=session_id, deadline=deadline)
+    except CortexError:  # a busy or read-only store: the memories found still go out
+        return found
     if lessons.text:
         found.text = "\n\n".join(t for t in (found.text, lessons.text) if t)
         found.ids += [x.id for x in lessons.shown]

@@ -99,10 +99,10 @@ _NOT_HOWTO = re.compile(
 
 def howto_commands(events, limit: int = 8) -> list:
     """The commands that worked, grouped and counted, that look like build/test/run steps
-    (not one-off inspection: ``ls``, ``grep``, ``git``, ``echo``…, nor a run of one file or
-    test), most run first."""
+    (not one-off inspection: ``ls``, ``grep``, ``git``, ``echo``…, nor a run of one test file
+    or of tests picked by name), most run first."""
     from cortexmem.core.briefing import Command
-    from cortexmem.core.extraction.commands import is_general_step
+    from cortexmem.core.extraction.commands import runs_one_test
 
     runs: dict[str, int] = {}
     described: dict[str, str] = {}
@@ -113,8 +113,8 @@ def howto_commands(events, limit: int = 8) -> list:
             continue
         if any(c in command for c in "\n|>$`") or _NOT_HOWTO.match(command):
             continue
-        if not _TOOL_WORDS.search(command) or not is_general_step(command):
-            continue  # a run of one file or test is that moment's, not how to test the project
+        if not _TOOL_WORDS.search(command) or runs_one_test(command):
+            continue  # a run of one test file is that moment's, not how to test the project
         runs[command] = runs.get(command, 0) + 1
         order.setdefault(command, n)
         if not described.get(command):

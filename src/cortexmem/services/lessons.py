@@ -301,11 +301,15 @@ DRAFT_SCHEMA = {
 
 
 def _undrafted(store: LessonStore, limit: int) -> list[Lesson]:
-    """The newest active lessons drawn offline that no model was asked about yet."""
+    """The newest active lessons drawn offline that no model was asked about yet. Not a retry
+    loop: its advice is a template with nothing to put better, and its words say what it is
+    (``core.lessons.build.is_retry_loop``: the warnings gate it on them)."""
+    from cortexmem.core.lessons.build import is_retry_loop
+
     found = [
         x
         for x in store.iter_lessons(("active",))
-        if x.source in OFFLINE_SOURCES and x.model_asked_at is None
+        if x.source in OFFLINE_SOURCES and x.model_asked_at is None and not is_retry_loop(x)
     ]
     return found[-limit:] if limit > 0 else []
 

@@ -43,8 +43,9 @@ from cortexmem.core.suggestions import (
     to_suggestion,
     worth_keeping,
 )
-from cortexmem.model import Observation, Suggestion, format_time, utc_now
+from cortexmem.model import Event, Observation, Suggestion, format_time, utc_now
 from cortexmem.services.context import Context
+from cortexmem.store.protocols import Store
 
 FAILURE_EVENTS = 20_000
 # A source: (the project, the loop's settings, the time it runs at) → drafts.
@@ -81,9 +82,14 @@ def _sessions(ctx: Context, days: float, now: datetime) -> dict[str, list[Observ
     return out
 
 
-# What a post-session lesson reads of its session: its errors, the files it created (a test it
-# wrote fails before it passes), the refusals and what the person said next.
-LESSON_EVENTS = ("error", "file_modified", "refused", "prompt", "preference")
+def lesson_events(store: Store, session: str) -> list[Event]:
+    """What a post-session lesson reads of its session: its errors, the files it created (a
+    test it wrote fails before it passes), and the refusals with what the person said (each
+    under its own cap: a long session's requests do not push its errors out)."""
+    return [
+        *store.recent_events(("error", "file_modified"), 1_000, session_id=session),
+        *store.recent_events(("refused", "prompt", "preference"), 300, session_id=session),
+    ]
 
 
 def lesson_drafts(ctx: Context, config: LearningConfig, now: datetime) -> list[Draft]:
@@ -103,7 +109,7 @@ def lesson_drafts(ctx: Context, config: LearningConfig, now: datetime) -> list[D
             # known (``cortex ingest`` of a folder without it) is no session to compare with
             usual_of = [(s, n) for s, n in tokens.items() if store.recent_events(("prompt",), 1, s)]
         usual = [n for s, n in usual_of if s != session]
-        events = store.recent_events(LESSON_EVENTS, 1_000, session_id=session)
+        events = lesson_events(store, session)
         draft = session_lesson(session, calls, events, tokens.get(session, 0), usual,
                                min_calls=config.lesson_min_calls)  # fmt: skip
         if draft is not None:

@@ -12,6 +12,7 @@ seconds (fail-open). What is shown is recorded (for the dedup, the budget and th
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -143,11 +144,19 @@ def warn(
 
 
 def warn_for_prompt(
-    ctx: Context, prompt: str, *, session_id: str | None, dry_run: bool = False
+    ctx: Context,
+    prompt: str,
+    *,
+    session_id: str | None,
+    dry_run: bool = False,
+    deadline: float | None = None,
 ) -> WarnResult:
     """The failure lessons a person's request calls up ("fix the tests": what fixed the same
     check last time, ``core.lessons.requested``), recorded as shown like a tool call's
-    warnings (the session's dedup and budget), with ``prompt`` as the action."""
+    warnings (the session's dedup and budget), with ``prompt`` as the action. Past
+    ``deadline`` (wall-clock seconds, less the time a reply takes) nothing is recorded or
+    shown: the asker has stopped waiting, and a warning recorded but never seen would be held
+    back for the rest of the session."""
     result = WarnResult()
     store = ctx.store("project")
     query = lookup_words(prompt)
@@ -155,7 +164,7 @@ def warn_for_prompt(
         return result
     found = [x for _, x, _ in store.search_lessons(query, PROMPT_CANDIDATES)]
     lessons = called_up(prompt, found, ctx.paths.name)
-    if not lessons:
+    if not lessons or (deadline is not None and time.time() > deadline - REPLY_MARGIN):
         return result
     shown_before = store.warnings_of_session(session_id) if session_id else []
     room = max(0, BUDGET - len(shown_before))
@@ -175,9 +184,11 @@ def warn_for_prompt(
 
 # The "tool" a warning called up by a request is recorded under.
 PROMPT_TOOL = "prompt"
-# How many lessons a request's words look up before ``called_up`` picks (words find the
-# check's name in the lesson's command: ``test`` in ``mise run test``).
-PROMPT_CANDIDATES = 50
+# How many lessons a request's words look up before ``called_up`` picks the most confirmed
+# (words find the check's name in the lesson's command: ``test`` in ``mise run test``).
+PROMPT_CANDIDATES = 200
+# What a reply takes to reach the hook after the warnings are recorded (seconds).
+REPLY_MARGIN = 0.005
 
 
 def model_filter_for(

@@ -235,6 +235,20 @@ def step_kind(command: str) -> str | None:
     return next((k for k in ("test", "check", "build") if k in found), None)
 
 
+# A run of one test file or of tests picked by name (``pytest test/test_cache.py``, ``go test
+# -run TestReset``, ``vitest src/app.test.ts``, ``pytest a.py::test_b``).
+_ONE_TEST: Final = re.compile(
+    r"(?:^|[\s/])(?:test_[\w-]+\.py|[\w-]+_test\.(?:py|go)|[\w-]+\.(?:test|spec)\.[jt]sx?)\b"
+    r"|::|\s-k\s|\s--?run[\s=]|--testNamePattern|--grep\b"
+)
+
+
+def runs_one_test(command: str) -> bool:
+    """Whether a command runs one test file or tests picked by name: that moment's run, not how
+    the project is tested."""
+    return _ONE_TEST.search(normalise_command(command)) is not None
+
+
 def is_general_step(command: str) -> bool:
     """Whether a (one-line) command runs the project's step as a whole, not one file or test."""
     text = normalise_command(command)

@@ -29,6 +29,10 @@ MAX_FAILURES: Final = 64
 MAX_TODOS: Final = 500
 MAX_RECENT_FILES: Final = 200
 MAX_ERRORS_SAID: Final = 500
+# Words typed with a refusal that give no reason.
+_FILLER: Final = re.compile(
+    r"(?:no|nope|n|not now|not yet|wait|stop|later|cancel|hold on|hang on|don't|skip)\W*"
+)
 
 MAX_CAUSE: Final = 300
 # A sentence that diagnoses a failure, in the assistant's words (not an intention to look).
@@ -207,14 +211,23 @@ class StructuralLayer:
             "refused", f"The person refused {what}", entry, confidence=1.0, salience=0.5,
             layer="structural", tool=call.name, call=call.kind,
         )  # fmt: skip
-        if not reason:
-            return [refused]
-        # What they typed with the refusal ("use pnpm" refusing `npm install`) is how they want
-        # it done: a preference of the person's, and the reason a refusal lesson tells.
-        said = self.make(
-            "preference", f"“{reason}”, the person said refusing {what}", entry,
-            confidence=0.9, salience=0.7, layer="structural", speaker="user", said=reason,
-        )  # fmt: skip
+        words = " ".join(reason.split())
+        if not words or _FILLER.fullmatch(words.lower()):
+            return [refused]  # nothing typed, or only "not now": no reason to keep
+        if words.endswith("?"):
+            # a question asked instead ("are we testing any interactive confirmation?") is
+            # what they asked next: a request, the refusal's context
+            said = self.make(
+                "prompt", words, entry, confidence=1.0, salience=0.2, layer="structural",
+                speaker="user", said=words,
+            )  # fmt: skip
+        else:
+            # what they typed with the refusal ("use pnpm" refusing `npm install`) is how they
+            # want it done: the person's preference, and the reason a refusal lesson tells
+            said = self.make(
+                "preference", f"“{words}”, the person said refusing {what}", entry,
+                confidence=0.9, salience=0.7, layer="structural", speaker="user", said=words,
+            )  # fmt: skip
         return [refused, said]
 
     def _target(self, call: ToolCall, entry: Entry) -> str:

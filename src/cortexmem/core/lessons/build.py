@@ -139,13 +139,25 @@ def is_retry_loop(lesson: Lesson) -> bool:
 
 
 def from_retries(events: Sequence[Event]) -> list[Lesson]:
-    """The same call failing ``RETRY_LOOP`` times or more in one session: one lesson a call."""
+    """The same call failing ``RETRY_LOOP`` times or more in a row in one session (no success
+    of it in between, which the capture says as ``error_resolved``): one lesson a call, from
+    its longest run."""
     runs: dict[tuple[str | None, str], list[Event]] = {}
+    longest: dict[tuple[str | None, str], list[Event]] = {}
     for e in events:
-        if e.kind == "error" and e.payload.get("target"):
-            runs.setdefault((e.provenance.session_id, str(e.payload["target"])), []).append(e)
+        target = e.payload.get("target")
+        if not target or e.kind not in ("error", "error_resolved"):
+            continue
+        call = (e.provenance.session_id, str(target))
+        if e.kind == "error_resolved":
+            runs.pop(call, None)  # it went through: the run is over
+            continue
+        run = runs.setdefault(call, [])
+        run.append(e)
+        if len(run) > len(longest.get(call, ())):
+            longest[call] = list(run)
     out = []
-    for (_, target), failed in runs.items():
+    for (_, target), failed in longest.items():
         if len(failed) < RETRY_LOOP:
             continue
         last = failed[-1]
@@ -219,13 +231,14 @@ def from_success(event: Event) -> Lesson | None:
 
 def refusal_reasons(events: Sequence[Event]) -> dict[int, Event]:
     """For each refusal (by position), what the person said: typed with the refusal (the
-    ``preference`` extraction made of it, at the same line), else next in the same session (a
-    prompt or a stated preference within ``REASON_WINDOW`` events)."""
+    ``preference`` or, for a question, the ``prompt`` extraction made of it, at the same line),
+    else next in the same session (a prompt or a stated preference within ``REASON_WINDOW``
+    events)."""
     found: dict[int, Event] = {}
     typed = {
         (x.provenance.session_id, x.provenance.line): x
         for x in events
-        if x.kind == "preference" and x.payload.get("said")
+        if x.kind in ("preference", "prompt") and x.payload.get("said")
     }
     for i, e in enumerate(events):
         if e.kind != "refused":

@@ -50,7 +50,11 @@ CHECK_PROGRAMS: Final[dict[str, tuple[str, ...]]] = {
     "type": ("mypy", "pyright", "tsc", "ty"),
     "build": ("tsc", "webpack", "vite", "esbuild", "rollup", "gradle", "mvn", "msbuild"),
 }  # fmt: skip
-_CHECK_OF_PROGRAM: Final = {p: check for check, ps in CHECK_PROGRAMS.items() for p in ps}
+# The checks a program runs (``tsc`` type-checks and builds).
+_CHECKS_OF_PROGRAM: Final = {
+    p: frozenset(c for c, ps in CHECK_PROGRAMS.items() if p in ps)
+    for p in {p for ps in CHECK_PROGRAMS.values() for p in ps}
+}
 
 
 def fold(word: str) -> str:
@@ -71,9 +75,7 @@ def check_words(lesson: Lesson) -> frozenset[str]:
         return frozenset()
     last = t.program.split()[-1].lower()
     parts = [w for w in _PARTS.split(last) if w and w not in _NOT_A_CHECK]
-    found = {fold(w) for w in parts} | {
-        _CHECK_OF_PROGRAM[w] for w in parts if w in _CHECK_OF_PROGRAM
-    }
+    found = {fold(w) for w in parts}.union(*(_CHECKS_OF_PROGRAM.get(w, ()) for w in parts))
     return frozenset(w for w in found if len(w) >= 3)
 
 
@@ -96,8 +98,8 @@ def lookup_words(prompt: str) -> str:
     if _REPAIR.search(request) is None:
         return ""
     words = _REPAIR.sub(" ", request).split()
-    runners = (p for w in _WORD.findall(request.lower()) for p in CHECK_PROGRAMS.get(fold(w), ()))
-    return " ".join([*words, *runners])
+    runners = [p for w in _WORD.findall(request.lower()) for p in CHECK_PROGRAMS.get(fold(w), ())]
+    return " ".join([*runners, *words])  # the runners first: a long request's words are cut
 
 
 def called_up(

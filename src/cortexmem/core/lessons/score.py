@@ -117,6 +117,10 @@ def gate(
     not_failed = failed is not None and not failed & {t.program, *programs_of(t.command or "")}
     if t.program and is_retry_loop(lesson) and not_failed:
         return f"a retry loop, and `{t.program}` has not failed in this session"
+    if not t.program and is_retry_loop(lesson):
+        # an edit retried unchanged: nothing to say before the next edit of the file, and
+        # whether this session's edits of it failed is not known here
+        return "a retry loop of a tool call, not a command"
     if t.program:
         if action.path and action.path.rsplit("/", 1)[-1].lower() in fixed:
             if not_failed:

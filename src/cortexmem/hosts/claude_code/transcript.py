@@ -151,10 +151,13 @@ REFUSALS: Final = (
     "The user doesn't want to proceed with this tool use",
     "The user doesn't want to take this action right now",
 )
-# What follows a refusal when the person typed why (Claude Code 2.x): "… The user provided the
-# following reason for the rejection:  use pnpm".
+# What follows a refusal when the person typed something with it: "… The user provided the
+# following reason for the rejection:  use pnpm" (2.0), "… To tell you how to proceed, the user
+# said:\nare we testing …?" (2.1).
 _REFUSAL_REASON: Final = re.compile(
-    r"The user provided the following reason for the rejection:\s*(.+)", re.DOTALL
+    r"(?:The user provided the following reason for the rejection:"
+    r"|To tell you how to proceed, the user said:)\s*(.+)",
+    re.DOTALL,
 )
 
 

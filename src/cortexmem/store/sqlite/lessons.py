@@ -12,6 +12,7 @@ from typing import Any, Final
 
 from cortexmem.core.fts_query import to_fts_query
 from cortexmem.core.redact import redact
+from cortexmem.core.text import clip_redacted
 from cortexmem.model import Lesson, utc_now
 from cortexmem.store.protocols import ImportResult, ShownWarning
 from cortexmem.store.sqlite.tx import Transactions
@@ -45,7 +46,7 @@ def _lesson(data: str) -> Lesson:
 def _history(conn: sqlite3.Connection, lesson_id: str, what: str, detail: str) -> None:
     conn.execute(
         "INSERT INTO lesson_history (lesson_id, at, what, detail) VALUES (?, ?, ?, ?)",
-        (lesson_id, utc_now(), what, detail[:500]),
+        (lesson_id, utc_now(), what, clip_redacted(detail, 500)),  # a call's or request's words
     )
 
 
@@ -252,7 +253,14 @@ class LessonRooms(Transactions):
                     conn.execute(
                         "INSERT OR IGNORE INTO lesson_warnings (session_id, lesson_id, at, tool, "
                         "action, tool_use_id) VALUES (?, ?, ?, ?, ?, ?)",
-                        (session_id, lesson_id, utc_now(), tool, action[:MAX_ACTION], tool_use_id),
+                        (
+                            session_id,
+                            lesson_id,
+                            utc_now(),
+                            tool,
+                            clip_redacted(action, MAX_ACTION),
+                            tool_use_id,
+                        ),
                     ).rowcount
                 )
             )
