@@ -156,6 +156,15 @@ def test_lessons_from_the_real_transcripts(tmp_path: Path, repo: Path):
         from cortexmem.core.suggestions import worth_keeping
 
         assert not worth_keeping(recurring)
+        # JSSoundRecorder: `npm install` refused with "use pnpm" typed into the refusal
+        (pnpm,) = [x for x in learned if x.trigger.program == "npm install"]
+        assert (
+            pnpm.text
+            == "Do not run `npm install` unasked: the person refused it and said “use pnpm”"
+        )
+        preferences = [m.content for m in ctx.require("project").iter_memories()
+                       if "event:preference" in m.tags]  # fmt: skip
+        assert "“use pnpm”, the person said refusing `npm install`" in preferences
 
 
 def route(cortex_home: Path, use: str, url: str, timeout: int = 10) -> None:
