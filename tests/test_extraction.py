@@ -57,10 +57,12 @@ class Session:
                 session_id="s-1",
                 branch=self.branch,
                 timestamp=f"2026-03-02T10:00:{line:02d}.000Z",
-                cwd="/home/dev/app",
+                cwd=self.cwd,
                 **extra,
             )
         )
+
+    cwd = "/home/dev/app"  # where the host says the shell is (a `cd` moves it)
 
     def say(self, text: str, role: Role = "assistant", branch: str | None = None, **extra):
         self._add(role, [Block("text", text)], **extra)
@@ -242,6 +244,30 @@ def test_what_the_person_typed_when_refusing_a_call_is_their_preference_and_its_
     assert (
         lesson.text == "Do not run `npm install` unasked: the person refused it and said “use pnpm”"
     )
+
+
+def test_paths_stay_relative_to_the_project_when_the_shell_moves_and_failures_say_where():
+    """Claude Code records the shell's folder on every entry: after a `cd test` that stays in
+    effect, `test/test_cache.py` is still `test/test_cache.py`, and a command that then
+    misses a path relative to the project says the shell was in `test`."""
+    from cortexmem.core.retrospective import cwd_drift
+
+    session = Session().bash("cd test && uv run pytest -q", "3 passed in 0.2s")
+    session.cwd = "/home/dev/app/test"
+    session.tool("Edit", {"file_path": "/home/dev/app/test/test_cache.py", "old_string": "a",
+                          "new_string": "b"}, "The file has been updated.")  # fmt: skip
+    session.bash(
+        "uv run pytest test/test_cache.py -q",
+        "ERROR: file or directory not found: test/test_cache.py",
+        error=True,
+    )
+    session.bash("ruff check src/app.py", "src/app.py:1:1: E902 No such file or directory",
+                 error=True)  # fmt: skip
+    events = session.events()
+    assert ("file_modified", "Modified test/test_cache.py") in kinds(events, "file_modified")
+    failed = [e for e in events if e.kind == "error"]
+    assert [e.payload.get("moved") for e in failed] == ["test", "test"]
+    assert cwd_drift(failed) == ("test", 2)  # no `cd` failed: the host's folder tells
 
 
 REJECTED = (

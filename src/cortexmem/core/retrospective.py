@@ -134,9 +134,10 @@ def guessed_names(events: Iterable[Event]) -> tuple[str, list[str]] | None:
 
 
 def cwd_drift(events: Iterable[Event]) -> tuple[str, int] | None:
-    """``(folder, failures)`` when the session's shell was left in a sub-folder: a ``cd
-    FOLDER`` failed because the shell was already there (or elsewhere), among two or more
-    failures to find a path, which relative paths then meet. None otherwise."""
+    """``(folder, failures)`` when the session's shell was left in a sub-folder and two or
+    more commands then failed to find a path (relative paths met the wrong folder): told by
+    the folder the host recorded for the failing call (``moved``, the extraction's), or by a
+    ``cd FOLDER`` that failed because the shell was already there. None otherwise."""
     folder = None
     missing = 0
     for e in events:
@@ -144,9 +145,13 @@ def cwd_drift(events: Iterable[Event]) -> tuple[str, int] | None:
             continue
         text = e.content
         found = _CD_FAILED.search(text)
+        lost = e.payload.get("path_missing") or path_missing(text)
+        moved = e.payload.get("moved")
         if found and folder is None:
             folder = (found.group(1) or found.group(2) or "").strip("'\"")
-        if found or e.payload.get("path_missing") or path_missing(text):
+        if lost and moved and folder is None:
+            folder = str(moved)
+        if found or (lost and (moved or folder)):
             missing += 1
     return (folder, missing) if folder and missing >= 2 else None
 

@@ -127,6 +127,10 @@ class StructuralLayer:
         # The failures said so far (hashes of their words): the same failure again is another
         # occurrence (a retry loop, an error that recurs), not the same event read twice.
         self.errors_said: _Bounded = _Bounded(MAX_ERRORS_SAID)
+        # Where the session started (the first folder an entry names): the project. A `cd`
+        # moves the shell, and the host records the new folder on every later entry; paths
+        # stay relative to the project, and a failure while the shell is elsewhere says so.
+        self.home: str | None = None
 
     # ------------------------------------------------------------- state between passes
 
@@ -143,6 +147,7 @@ class StructuralLayer:
             "recent_files": self.recent_files,
             "plan_key": list(self.plan_key),
             "errors_said": list(self.errors_said),
+            "home": self.home,
         }
 
     def load_state(self, state: dict[str, Any]) -> None:
@@ -165,10 +170,32 @@ class StructuralLayer:
         self.plan_key = tuple(str(t) for t in state["plan_key"])
         for said in state.get("errors_said", []):  # a state saved before they were kept has none
             self.errors_said[str(said)] = None
+        home = state.get("home")
+        self.home = str(home) if home else None
 
     # ------------------------------------------------------------- feeding
 
+    def base(self, entry: Entry) -> str | None:
+        """The folder paths are made relative to: the project the session started in while
+        the shell is inside it (a `cd test` does not make `test/a.py` into `a.py`), else the
+        entry's own folder."""
+        if self.home is None and entry.cwd:
+            self.home = entry.cwd
+        cwd, home = entry.cwd, self.home
+        if cwd and home and cwd != home and cwd.startswith(home.rstrip("/") + "/"):
+            return home
+        return cwd
+
+    def moved_to(self, entry: Entry) -> str | None:
+        """The folder the shell moved to, relative to the project, while it is elsewhere."""
+        home = self.base(entry)
+        if not entry.cwd or not home or entry.cwd == home:
+            return None
+        inside = relative_path(entry.cwd, home)
+        return inside if inside != entry.cwd else None
+
     def tool_use(self, entry: Entry, call: ToolCall) -> None:
+        self.base(entry)
         if call.call_id:
             self.pending[call.call_id] = call
 
@@ -231,7 +258,7 @@ class StructuralLayer:
         return [refused, said]
 
     def _target(self, call: ToolCall, entry: Entry) -> str:
-        return relative_path(call.path, entry.cwd) or clip(call.pattern, 100)
+        return relative_path(call.path, self.base(entry)) or clip(call.pattern, 100)
 
     def _failure(
         self, entry: Entry, call: ToolCall, target: str, output: str, keys: list[str] | None = None
@@ -254,7 +281,7 @@ class StructuralLayer:
                 "error", content, entry,
                 confidence=1.0, salience=0.5 if shell else 0.2, layer="structural",
                 tool=call.name, call=call.kind, target=target, again=again,
-                path_missing=commands.path_missing(output) or None,
+                path_missing=commands.path_missing(output) or None, moved=self.moved_to(entry),
             )
         ]  # fmt: skip
 
@@ -289,7 +316,7 @@ class StructuralLayer:
     def _on_file(self, entry: Entry, call: ToolCall, result: ToolResult) -> list[Event]:
         if result.is_error:
             return []
-        path = relative_path(call.path or result.path, entry.cwd)
+        path = relative_path(call.path or result.path, self.base(entry))
         if not path:
             return []
         self.files_seen += 1
