@@ -95,16 +95,18 @@ def test_noise_is_skipped():
         assert collector.feed(entry) == []
 
 
-def tool_use(i: int, name: str, tool_input: dict) -> str:
+def tool_use(i: int, name: str, tool_input: dict, cwd: str = "/home/dev/app") -> str:
     content = [{"type": "tool_use", "id": f"t{i}", "name": name, "input": tool_input}]
-    return record(i, "", "assistant", cwd="/home/dev/app",
+    return record(i, "", "assistant", cwd=cwd,
                   message={"role": "assistant", "content": content})  # fmt: skip
 
 
-def tool_result(i: int, call: int, result: dict | None, error: bool = False) -> str:
+def tool_result(
+    i: int, call: int, result: dict | None, error: bool = False, cwd: str = "/home/dev/app"
+) -> str:
     content = [{"type": "tool_result", "tool_use_id": f"t{call}", "content": "ok",
                 "is_error": error}]  # fmt: skip
-    return record(i, "", "user", cwd="/home/dev/app", toolUseResult=result,
+    return record(i, "", "user", cwd=cwd, toolUseResult=result,
                   message={"role": "user", "content": content})  # fmt: skip
 
 
@@ -140,6 +142,28 @@ def test_what_was_written_and_planned_is_kept_under_its_path(store, tmp_path: Pa
     assert "refused()" not in " ".join(e.text for e in episodes)  # an edit that failed
     hits = store.search_episodes("where is addModule called", 5)
     assert hits and hits[0][1].text == f"rec.js:\n{code}"
+
+
+def test_a_file_written_after_the_shell_moved_keeps_its_path_from_the_project(
+    store, tmp_path: Path
+):
+    """After a `cd test` that stayed in effect the host records `/home/dev/app/test` on every
+    entry; `test/test_rec.py` is still named so, read at once or in two passes."""
+    test = "def test_rec():\n    assert record() == 1"
+    moved = "/home/dev/app/test"
+    lines = [
+        tool_use(1, "Write", {"file_path": "/home/dev/app/rec.py", "content": "x = 1"}),
+        tool_result(2, 1, {"type": "create", "filePath": "/home/dev/app/rec.py"}),
+        tool_use(3, "Write", {"file_path": f"{moved}/test_rec.py", "content": test}, cwd=moved),
+        tool_result(4, 3, {"type": "create", "filePath": f"{moved}/test_rec.py"}, cwd=moved),
+    ]
+    t = tmp_path / "s.jsonl"
+    write(t, lines[:2])
+    capture.capture_transcript(store, t, reader=READER, session_id="sess-ep")
+    write(t, lines)
+    capture.capture_transcript(store, t, reader=READER, session_id="sess-ep")
+    written = sorted(e.text for e in store.iter_episodes() if e.role == "written")
+    assert written == ["rec.py:\nx = 1", f"test/test_rec.py:\n{test}"]
 
 
 def test_a_subagents_write_is_kept_from_its_input_even_across_a_pass(store, tmp_path: Path):

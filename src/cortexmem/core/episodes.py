@@ -18,12 +18,12 @@ before any cut is made.
 from __future__ import annotations
 
 import re
-from typing import Final
+from typing import Any, Final
 
 from cortexmem.core.extraction.prose import injected, is_host_text
 from cortexmem.core.redact import redact
 from cortexmem.core.session import PLAIN, Dialect, Entry
-from cortexmem.core.text import REDACT_MARGIN, clip_redacted, relative_path
+from cortexmem.core.text import REDACT_MARGIN, base_folder, clip_redacted, relative_path
 from cortexmem.model import Episode, Memory, SourceContext, normalise_time, parse_time, utc_now
 
 MAX_CHUNK: Final = 1_200
@@ -121,8 +121,11 @@ class EpisodeCollector:
         self.subagent_calls: dict[str, None] = {}
         # Writes and edits awaiting their result: call id -> (path, what they ask to write).
         self.writes: dict[str, tuple[str, str]] = {}
+        # The folder the session started in: a written file's path stays relative to it while
+        # the shell is in a sub-folder (``core.text.base_folder``).
+        self.home: str | None = None
 
-    def to_state(self) -> dict[str, list]:
+    def to_state(self) -> dict[str, Any]:
         """What this collector carries from one entry to the next, JSON-ready."""
         return {
             "subagent_calls": list(self.subagent_calls)[-MAX_PENDING_CALLS:],
@@ -131,6 +134,7 @@ class EpisodeCollector:
                 [k, path, redact(text)]
                 for k, (path, text) in list(self.writes.items())[-MAX_PENDING_WRITES:]
             ],
+            "home": self.home,
         }
 
     def load_state(self, state: object) -> None:
@@ -140,6 +144,8 @@ class EpisodeCollector:
         calls = state.get("subagent_calls")
         if isinstance(calls, list):
             self.subagent_calls = {str(c): None for c in calls[-MAX_PENDING_CALLS:]}
+        home = state.get("home")
+        self.home = home if isinstance(home, str) and home else None
         writes = state.get("writes")
         if isinstance(writes, list):
             self.writes = {
@@ -156,6 +162,8 @@ class EpisodeCollector:
             return []
 
     def _feed(self, entry: Entry) -> list[Episode]:
+        if self.home is None and entry.cwd:
+            self.home = entry.cwd
         if entry.role in ("system", "summary"):
             return []
         if entry.is_compact_summary:
@@ -209,8 +217,8 @@ class EpisodeCollector:
 
     def _written(self, entry: Entry, path: str, written: str) -> list[Episode]:
         """What a write or an edit put into a file, under the file's path (relative to the
-        session's directory), as far as ``MAX_WRITTEN``."""
-        path = relative_path(path, entry.cwd)
+        project the session started in), as far as ``MAX_WRITTEN``."""
+        path = relative_path(path, base_folder(self.home, entry.cwd))
         text = f"{path}:\n{written}" if path else written
         return self._episodes(entry, clip_redacted(text, MAX_WRITTEN), "written", redacted=True)
 

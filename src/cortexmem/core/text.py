@@ -76,3 +76,12 @@ def relative_path(path: str, cwd: str | None) -> str:
     if cwd and path.startswith(cwd.rstrip("/") + "/"):
         return path[len(cwd.rstrip("/")) + 1 :]
     return path
+
+
+def base_folder(home: str | None, cwd: str | None) -> str | None:
+    """The folder a session's paths are relative to: ``home`` (where the session started: the
+    project) while the shell's folder ``cwd`` is inside it (a `cd test` does not make
+    `test/a.py` into `a.py`), else ``cwd``."""
+    if cwd and home and cwd != home and cwd.startswith(home.rstrip("/") + "/"):
+        return home
+    return cwd

@@ -21,7 +21,7 @@ from cortexmem.core.extraction import commands
 from cortexmem.core.extraction.events import EventFactory, clip
 from cortexmem.core.extraction.prose import ANNOUNCES
 from cortexmem.core.session import Entry, ToolCall, ToolResult
-from cortexmem.core.text import relative_path
+from cortexmem.core.text import base_folder, relative_path
 from cortexmem.model import Event, content_hash
 
 MAX_PENDING: Final = 256
@@ -181,10 +181,7 @@ class StructuralLayer:
         entry's own folder."""
         if self.home is None and entry.cwd:
             self.home = entry.cwd
-        cwd, home = entry.cwd, self.home
-        if cwd and home and cwd != home and cwd.startswith(home.rstrip("/") + "/"):
-            return home
-        return cwd
+        return base_folder(self.home, entry.cwd)
 
     def moved_to(self, entry: Entry) -> str | None:
         """The folder the shell moved to, relative to the project, while it is elsewhere."""
