@@ -365,3 +365,29 @@ def test_subagent_events_take_the_parent_sessions_branch(ctx: Context, tmp_path:
     )
     branches = {e.provenance.branch for e in ctx.require("project").iter_events()}
     assert branches == {"main"}
+
+
+def test_a_subagent_names_files_from_its_sessions_project_folder(ctx: Context, tmp_path: Path):
+    """A subagent started after the parent's shell moved to test/ records that folder; the
+    file it writes there is still test/t.py, as the parent would name it."""
+    folder = tmp_path / "proj"
+    sub = folder / "sess-1" / "subagents"
+    sub.mkdir(parents=True)
+    parent = json.loads(line(0, "We decided to keep the parent on main."))
+    parent["cwd"] = "/home/dev/app"
+    write(folder / "sess-1.jsonl", [json.dumps(parent)])
+    use = {"type": "tool_use", "id": "toolu_w", "name": "Write",
+           "input": {"file_path": "/home/dev/app/test/t.py", "content": "x = 1"}}  # fmt: skip
+    done = {"type": "tool_result", "tool_use_id": "toolu_w", "content": "File created"}
+    records = []
+    for i, (role, block) in enumerate((("assistant", use), ("user", done)), start=1):
+        record = json.loads(line(i, ""))
+        record.update(type=role, isSidechain=True, cwd="/home/dev/app/test",
+                      message={"role": role, "content": [block]})  # fmt: skip
+        records.append(json.dumps(record))
+    write(sub / "agent-x.jsonl", records)
+    capture.capture_session(
+        ctx, folder / "sess-1.jsonl", reader=READER, session_id="sess-1", live=False
+    )
+    files = [e.content for e in ctx.require("project").iter_events() if e.kind == "file_modified"]
+    assert files and all("test/t.py" in f for f in files)

@@ -513,6 +513,24 @@ def test_a_cd_that_stayed_in_effect_is_told_apart_from_paths_merely_mistyped():
     assert cwd_drift([cd, failed("Edit a.py failed: no such file or directory", "edit")]) is None
     bash = failed("`cd web && npm test` failed: bash: cd: web: No such file or directory")
     assert cwd_drift([bash, grep, grep]) == ("web", 3)
+    assert cwd_drift([grep, cd]) == ("test", 2)  # stored before the shell's folder was kept
+
+    def moved(text: str, folder: str | None) -> Event:
+        said = {"call": "shell", "path_missing": True} | ({"moved": folder} if folder else {})
+        return Event(kind="error", content=text, payload=said)
+
+    # The host said the shell was in test/ when `test/x.py` was not found: a drift, though
+    # no `cd` failed; a failure with the shell back in the project does not count.
+    lost = moved("`uv run pytest test/x.py` failed: ERROR: file or directory not found: "
+                 "test/x.py", "test")  # fmt: skip
+    ruff = moved("`ruff check app/a.py` failed: app/a.py:1:1: E902 No such file", "test")
+    home = moved("`cat notes.md` failed: cat: notes.md: No such file or directory", None)
+    assert cwd_drift([lost, ruff]) == ("test", 2)
+    assert cwd_drift([lost, home]) is None
+    # A deliberate `cd packages/web` and then files merely missing there is no drift.
+    dist = moved("`ls dist` failed: ls: dist: No such file or directory", "packages/web")
+    env = moved("`cat .env.local` failed: cat: .env.local: No such file", "packages/web")
+    assert cwd_drift([dist, env]) is None
 
 
 def test_refusals_are_told_with_what_the_person_said_next_once_for_calls_refused_together():

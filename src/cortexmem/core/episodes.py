@@ -103,6 +103,7 @@ class EpisodeCollector:
         branch: str | None = None,
         dialect: Dialect = PLAIN,
         limit: int = MAX_CHUNK,
+        home: str | None = None,
     ) -> None:
         self.session_id = session_id
         self.transcript_path = transcript_path
@@ -123,7 +124,7 @@ class EpisodeCollector:
         self.writes: dict[str, tuple[str, str]] = {}
         # The folder the session started in: a written file's path stays relative to it while
         # the shell is in a sub-folder (``core.text.base_folder``).
-        self.home: str | None = None
+        self.home: str | None = home
 
     def to_state(self) -> dict[str, Any]:
         """What this collector carries from one entry to the next, JSON-ready."""
@@ -145,7 +146,7 @@ class EpisodeCollector:
         if isinstance(calls, list):
             self.subagent_calls = {str(c): None for c in calls[-MAX_PENDING_CALLS:]}
         home = state.get("home")
-        self.home = home if isinstance(home, str) and home else None
+        self.home = home if isinstance(home, str) and home else self.home
         writes = state.get("writes")
         if isinstance(writes, list):
             self.writes = {

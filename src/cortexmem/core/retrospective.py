@@ -135,25 +135,38 @@ def guessed_names(events: Iterable[Event]) -> tuple[str, list[str]] | None:
 
 def cwd_drift(events: Iterable[Event]) -> tuple[str, int] | None:
     """``(folder, failures)`` when the session's shell was left in a sub-folder and two or
-    more commands then failed to find a path (relative paths met the wrong folder): told by
-    the folder the host recorded for the failing call (``moved``, the extraction's), or by a
-    ``cd FOLDER`` that failed because the shell was already there. None otherwise."""
+    more commands then failed to find a path named from the project (relative paths met the
+    wrong folder). The folder is told by a ``cd FOLDER`` that failed because the shell was
+    already there, or by a failure, while the host recorded the shell in FOLDER (``moved``,
+    the extraction's), to find ``FOLDER/…``: a path the project names that way, not a file
+    that is merely missing (a deliberate `cd web` and then a missing `dist` is no drift).
+    Counted: the failed ``cd``s and the failures to find a path while the shell was in that
+    folder (any, for failures stored before the extraction said where the shell was)."""
+    failed = [e for e in events if e.kind == "error" and e.payload.get("call") == "shell"]
     folder = None
-    missing = 0
-    for e in events:
-        if e.kind != "error" or e.payload.get("call") != "shell":
-            continue
-        text = e.content
-        found = _CD_FAILED.search(text)
-        lost = e.payload.get("path_missing") or path_missing(text)
-        moved = e.payload.get("moved")
-        if found and folder is None:
+    for e in failed:
+        found = _CD_FAILED.search(e.content)
+        moved = str(e.payload.get("moved") or "")
+        if found:
             folder = (found.group(1) or found.group(2) or "").strip("'\"")
-        if lost and moved and folder is None:
-            folder = str(moved)
-        if found or (lost and (moved or folder)):
-            missing += 1
-    return (folder, missing) if folder and missing >= 2 else None
+        elif moved and _lost(e) and re.search(rf"(?<![\w./-]){re.escape(moved)}/", e.content):
+            folder = moved
+        if folder:
+            break
+    if not folder:
+        return None
+    said_where = any("moved" in e.payload for e in failed)
+    missing = sum(
+        1
+        for e in failed
+        if _CD_FAILED.search(e.content)
+        or (_lost(e) and (e.payload.get("moved") == folder or not said_where))
+    )
+    return (folder, missing) if missing >= 2 else None
+
+
+def _lost(e: Event) -> bool:
+    return bool(e.payload.get("path_missing")) or path_missing(e.content)
 
 
 def corrections(events: Sequence[Event]) -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Final
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 
@@ -81,7 +82,17 @@ def relative_path(path: str, cwd: str | None) -> str:
 def base_folder(home: str | None, cwd: str | None) -> str | None:
     """The folder a session's paths are relative to: ``home`` (where the session started: the
     project) while the shell's folder ``cwd`` is inside it (a `cd test` does not make
-    `test/a.py` into `a.py`), else ``cwd``."""
-    if cwd and home and cwd != home and cwd.startswith(home.rstrip("/") + "/"):
-        return home
-    return cwd
+    `test/a.py` into `a.py`), else ``cwd``. A git worktree Claude Code made inside the project
+    (``.claude/worktrees/NAME``) is a checkout of its own: its root is the base there."""
+    if not cwd or not home or cwd == home:
+        return cwd
+    inside = relative_path(cwd, home)
+    if inside in (cwd, cwd.replace("\\", "/")):
+        return cwd  # not inside the project
+    worktree = _WORKTREE.match(inside)
+    if worktree:
+        return home.rstrip("/\\") + "/" + worktree.group(1)
+    return home
+
+
+_WORKTREE: Final = re.compile(r"(\.claude/worktrees/[^/]+)(?:/|$)")

@@ -231,6 +231,7 @@ def capture_transcript(
     memories_for: Callable[[list[Event]], list] = to_memories,
     on_bad: Quarantine | None = None,
     parent_branch: str | None = None,
+    home: str | None = None,
 ) -> TranscriptReport:
     """Read ``path`` from its cursor to its last complete line; commit batch by batch.
 
@@ -255,6 +256,7 @@ def capture_transcript(
             project=project,
             dialect=reader.dialect,
             parent_branch=parent_branch,
+            home=home,
         )
     )
     if saved is not None and offset > 0 and saved.state:
@@ -263,8 +265,9 @@ def capture_transcript(
     # cursor, so a pass killed between its last commit and the digest pays it next time.
     digest_due = saved is not None and offset > 0 and _digest_due(saved.state)
     said = EpisodeCollector(
-        session_id=session_id, transcript_path=key, branch=branch, dialect=reader.dialect
-    )
+        session_id=session_id, transcript_path=key, branch=branch, dialect=reader.dialect,
+        home=home,
+    )  # fmt: skip
     if saved is not None and offset > 0 and saved.state:
         said.load_state(_saved(saved.state, "episodes"))
     stats = ParseStats()
@@ -535,9 +538,11 @@ def capture_session(
         if deadline is not None and time.monotonic() >= deadline:
             report.transcripts.append(TranscriptReport(str(path), finished=False))
             continue
-        parent = None
+        parent = home = None
         if transcript is not None and path.resolve() != transcript.resolve():
             parent = branch or branch_at(reader, transcript, reader.session_info(path))
+            # a subagent's paths are relative to its session's folder, as its parent's are
+            home = reader.session_info(transcript).cwd
         report.transcripts.append(
             capture_transcript(
                 store,
@@ -550,6 +555,7 @@ def capture_session(
                 deadline=deadline,
                 on_bad=on_bad,
                 parent_branch=parent,
+                home=home,
             )
         )
         if not live and report.transcripts[-1].finished:

@@ -65,6 +65,9 @@ class ExtractionContext:
     # A subagent's transcript: the branch of its parent session when it ran, which wins over
     # what its own lines say (a subagent in a worktree records that worktree's branch).
     parent_branch: str | None = None
+    # The folder the session started in, when known from elsewhere (a subagent's transcript:
+    # its parent's), so paths stay relative to the same project folder in both.
+    home: str | None = None
 
 
 def clip(text: str, limit: int = MAX_CONTENT) -> str:

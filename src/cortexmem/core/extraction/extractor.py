@@ -112,6 +112,7 @@ class Extractor:
     def _feed(self, entry: Entry) -> list[Event]:
         if self.seen_session is None and entry.session_id:
             self.seen_session = entry.session_id
+        self.structural.base(entry)  # the first folder an entry names is the session's home
         if entry.role == "summary":
             return self._session_summary(entry)
         if entry.role == "system":

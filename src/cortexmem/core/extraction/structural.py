@@ -130,7 +130,7 @@ class StructuralLayer:
         # Where the session started (the first folder an entry names): the project. A `cd`
         # moves the shell, and the host records the new folder on every later entry; paths
         # stay relative to the project, and a failure while the shell is elsewhere says so.
-        self.home: str | None = None
+        self.home: str | None = factory.ctx.home
 
     # ------------------------------------------------------------- state between passes
 
@@ -171,7 +171,7 @@ class StructuralLayer:
         for said in state.get("errors_said", []):  # a state saved before they were kept has none
             self.errors_said[str(said)] = None
         home = state.get("home")
-        self.home = str(home) if home else None
+        self.home = str(home) if home else self.home
 
     # ------------------------------------------------------------- feeding
 
@@ -185,11 +185,13 @@ class StructuralLayer:
 
     def moved_to(self, entry: Entry) -> str | None:
         """The folder the shell moved to, relative to the project, while it is elsewhere."""
-        home = self.base(entry)
-        if not entry.cwd or not home or entry.cwd == home:
+        base = self.base(entry)
+        if not entry.cwd or not base or entry.cwd == base:
             return None
-        inside = relative_path(entry.cwd, home)
-        return inside if inside != entry.cwd else None
+        inside = relative_path(entry.cwd, base)
+        return (
+            inside if inside and inside not in (entry.cwd, entry.cwd.replace("\\", "/")) else None
+        )
 
     def tool_use(self, entry: Entry, call: ToolCall) -> None:
         self.base(entry)
