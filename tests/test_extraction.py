@@ -298,6 +298,26 @@ def test_words_typed_with_a_refusal_are_a_request_a_preference_or_nothing(typed:
     ]
 
 
+def test_calls_stopped_with_a_refused_one_are_not_what_the_person_refused():
+    """Claude Code stops the other calls of a turn once one is refused ("doesn't want to take
+    this action right now"); what the person says next is about the one they refused."""
+    from cortexmem.core.lessons.build import lessons_from_events
+
+    stopped = "The user doesn't want to take this action right now. STOP what you are doing."
+    events = (
+        Session()
+        .tool("Bash", {"command": "which python3"}, REJECTED, error=True)
+        .tool("Bash", {"command": "which node"}, stopped, error=True)
+        .say("Don't assume what people have installed: find a cross-platform way", role="user")
+        .events()
+    )  # fmt: skip
+    refused = [(e.content, e.payload.get("cancelled")) for e in events if e.kind == "refused"]
+    assert refused == [("The person refused `which python3`", None),
+                       ("The person refused `which node`", True)]  # fmt: skip
+    (lesson,) = [x for x in lessons_from_events(events) if x.kind == "correction"]
+    assert lesson.text.startswith("Do not run `which python3` unasked")
+
+
 def test_an_approved_plan_is_remembered_and_a_refused_one_is_not():
     events = (
         Session()

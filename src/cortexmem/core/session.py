@@ -79,7 +79,9 @@ class ToolResult:
     ``created`` whether a write made a new file, ``task_id`` the id a new to-do step got,
     ``written`` the text a successful write or edit put into the file (a new file's content,
     an edit's replacement text), when the host reports it; ``reason`` what the person typed
-    when refusing the call, when the host keeps it with the refusal.
+    when refusing the call, when the host keeps it with the refusal; ``cancelled`` that the
+    host stopped the call in the host's own words for a call not run because another one was
+    refused ("doesn't want to take this action right now"), which alone is also a refusal.
     """
 
     call_id: str | None
@@ -92,6 +94,7 @@ class ToolResult:
     task_id: str | None = None
     written: str = ""
     reason: str = ""
+    cancelled: bool = False
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,8 @@ MAX_FAILURES: Final = 64
 MAX_TODOS: Final = 500
 MAX_RECENT_FILES: Final = 200
 MAX_ERRORS_SAID: Final = 500
+# A call stopped within this many lines of a refused one was stopped with it.
+CANCELLED_WITHIN: Final = 4
 # Words typed with a refusal that give no reason.
 _FILLER: Final = re.compile(
     r"(?:no|nope|n|not now|not yet|wait|stop|later|cancel|hold on|hang on|don't|skip)\W*"
@@ -131,6 +133,7 @@ class StructuralLayer:
         # moves the shell, and the host records the new folder on every later entry; paths
         # stay relative to the project, and a failure while the shell is elsewhere says so.
         self.home: str | None = factory.ctx.home
+        self.refused_at = -CANCELLED_WITHIN - 1  # the line of the last call the person refused
 
     # ------------------------------------------------------------- state between passes
 
@@ -148,6 +151,7 @@ class StructuralLayer:
             "plan_key": list(self.plan_key),
             "errors_said": list(self.errors_said),
             "home": self.home,
+            "refused_at": self.refused_at,
         }
 
     def load_state(self, state: dict[str, Any]) -> None:
@@ -172,6 +176,7 @@ class StructuralLayer:
             self.errors_said[str(said)] = None
         home = state.get("home")
         self.home = str(home) if home else self.home
+        self.refused_at = int(state.get("refused_at", self.refused_at))
 
     # ------------------------------------------------------------- feeding
 
@@ -203,7 +208,12 @@ class StructuralLayer:
             return []
         call: ToolCall = self.pending.pop(result.call_id)
         if result.is_error and result.refused and call.kind != "plan":
-            return self._refused(entry, call, result.reason)
+            # a call stopped because another of its turn was just refused was not refused
+            # itself: said, but not a refusal the person's words are about
+            along = result.cancelled and entry.line - self.refused_at <= CANCELLED_WITHIN
+            if not result.cancelled:
+                self.refused_at = entry.line
+            return self._refused(entry, call, result.reason, along=along)
         handler = getattr(self, "_on_" + call.kind, None)
         events: list[Event] = list(handler(entry, call, result)) if handler else []
         if call.kind in FILE_KINDS:
@@ -228,14 +238,16 @@ class StructuralLayer:
 
     # ------------------------------------------------------------- failures and resolutions
 
-    def _refused(self, entry: Entry, call: ToolCall, reason: str = "") -> list[Event]:
+    def _refused(
+        self, entry: Entry, call: ToolCall, reason: str = "", *, along: bool = False
+    ) -> list[Event]:
         if call.kind == "shell":
             what = f"`{clip(commands.display_command(call.command), 300)}`"
         else:
             what = f"{call.name} {self._target(call, entry)}".strip()
         refused = self.make(
             "refused", f"The person refused {what}", entry, confidence=1.0, salience=0.5,
-            layer="structural", tool=call.name, call=call.kind,
+            layer="structural", tool=call.name, call=call.kind, cancelled=along or None,
         )  # fmt: skip
         words = " ".join(reason.split())
         if not words or _FILLER.fullmatch(words.lower()):

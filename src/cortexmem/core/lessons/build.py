@@ -241,8 +241,8 @@ def refusal_reasons(events: Sequence[Event]) -> dict[int, Event]:
         if x.kind in ("preference", "prompt") and x.payload.get("said")
     }
     for i, e in enumerate(events):
-        if e.kind != "refused":
-            continue
+        if e.kind != "refused" or e.payload.get("cancelled"):
+            continue  # a call stopped with a refused one: what was said is about that one
         with_it = typed.get((e.provenance.session_id, e.provenance.line))
         if with_it is not None:
             found[i] = with_it

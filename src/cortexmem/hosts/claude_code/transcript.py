@@ -149,6 +149,7 @@ TOOL_ALIASES: Final = {"exit_plan_mode": "ExitPlanMode", "Agent": "Task"}
 # How a tool result says the person declined the call (two wordings seen in real sessions).
 REFUSALS: Final = (
     "The user doesn't want to proceed with this tool use",
+    # also what the calls of the same turn get once one of them was refused
     "The user doesn't want to take this action right now",
 )
 # What follows a refusal when the person typed something with it: "… The user provided the
@@ -265,6 +266,7 @@ def tool_outcome(
         is_error=is_error,
         refused=is_error and text.startswith(REFUSALS),
         reason=refusal_reason(text) if is_error else "",
+        cancelled=is_error and text.startswith(REFUSALS[1]),
         output="\n".join(_text(extra.get(k)) for k in ("stdout", "stderr") if _text(extra.get(k))),
         path=_text(extra.get("filePath")),
         created=extra.get("type") == "create",
