@@ -79,16 +79,25 @@ def relative_path(path: str, cwd: str | None) -> str:
     return path
 
 
+def path_inside(path: str | None, folder: str | None) -> str | None:
+    """``path`` relative to ``folder`` when it lies inside it ("" for the folder itself), else
+    None; Windows paths as ``relative_path`` reads them."""
+    if not path or not folder:
+        return None
+    if path == folder:
+        return ""
+    inside = relative_path(path, folder)
+    return None if inside in (path, path.replace("\\", "/")) else inside
+
+
 def base_folder(home: str | None, cwd: str | None) -> str | None:
     """The folder a session's paths are relative to: ``home`` (where the session started: the
     project) while the shell's folder ``cwd`` is inside it (a `cd test` does not make
     `test/a.py` into `a.py`), else ``cwd``. A git worktree Claude Code made inside the project
     (``.claude/worktrees/NAME``) is a checkout of its own: its root is the base there."""
-    if not cwd or not home or cwd == home:
-        return cwd
-    inside = relative_path(cwd, home)
-    if inside in (cwd, cwd.replace("\\", "/")):
-        return cwd  # not inside the project
+    inside = path_inside(cwd, home)
+    if inside is None or home is None:
+        return cwd  # nothing known, or not inside the project
     worktree = _WORKTREE.match(inside)
     if worktree:
         return home.rstrip("/\\") + "/" + worktree.group(1)

@@ -534,6 +534,10 @@ def capture_session(
         paths = [agent_transcript]
     if session_id and transcript is not None and transcript.is_file():
         mark_session(store, reader, transcript, session_id)
+    # a subagent's paths are relative to its session's folder, as its parent's are
+    session_home = None
+    if transcript is not None and transcript.is_file() and len(paths) > 1:
+        session_home = reader.session_info(transcript).cwd
     for path in paths:
         if deadline is not None and time.monotonic() >= deadline:
             report.transcripts.append(TranscriptReport(str(path), finished=False))
@@ -541,8 +545,7 @@ def capture_session(
         parent = home = None
         if transcript is not None and path.resolve() != transcript.resolve():
             parent = branch or branch_at(reader, transcript, reader.session_info(path))
-            # a subagent's paths are relative to its session's folder, as its parent's are
-            home = reader.session_info(transcript).cwd
+            home = session_home
         report.transcripts.append(
             capture_transcript(
                 store,

@@ -131,14 +131,8 @@ def warn(
             result.held += [Scored(s.lesson, s.similarity, s.score, "✗ layer 3: not relevant")
                             for s in dropped]  # fmt: skip
             chosen = [s for i, s in enumerate(chosen, 1) if i in keep]
-    if store is None or dry_run or not session_id:
-        result.shown = [s.lesson for s in chosen]
-    else:
-        for s in chosen:
-            if store.record_warning(session_id, s.lesson.id, action.tool, action.describe(),
-                                    tool_use_id):  # fmt: skip
-                store.update_lesson(after_shown(s.lesson), "shown", action.describe()[:200])
-                result.shown.append(s.lesson)
+    result.shown = _shown(ctx, [s.lesson for s in chosen], action, session_id, tool_use_id,
+                          dry_run)  # fmt: skip
     result.text = warnings_text(result.shown)
     return result
 
@@ -167,19 +161,38 @@ def warn_for_prompt(
     if not lessons or (deadline is not None and time.time() > deadline - REPLY_MARGIN):
         return result
     shown_before = store.warnings_of_session(session_id) if session_id else []
-    room = max(0, BUDGET - len(shown_before))
-    seen = {w.lesson_id for w in shown_before}
-    chosen = [x for x in lessons if x.id not in seen][:room]
+    chosen, _ = select(
+        [Scored(x, 1.0, 1.0, "called up") for x in lessons],
+        {w.lesson_id for w in shown_before},
+        len(shown_before),
+    )
     action = Action(tool=PROMPT_TOOL, kind="prompt", text=" ".join(prompt.split())[:200])
-    if dry_run or not session_id:
-        result.shown = chosen
-    else:
-        for lesson in chosen:
-            if store.record_warning(session_id, lesson.id, PROMPT_TOOL, action.describe(), None):
-                store.update_lesson(after_shown(lesson), "shown", action.describe()[:200])
-                result.shown.append(lesson)
+    result.shown = _shown(ctx, [s.lesson for s in chosen], action, session_id, None, dry_run)
     result.text = request_warnings_text(result.shown)
     return result
+
+
+def _shown(
+    ctx: Context,
+    lessons: list[Lesson],
+    action: Action,
+    session_id: str | None,
+    tool_use_id: str | None,
+    dry_run: bool,
+) -> list[Lesson]:
+    """The lessons recorded as shown for ``action`` in the session (for its dedup, its budget
+    and the judge), each kept past the raw tier; all of them when nothing is recorded (a dry
+    run, no session)."""
+    store = ctx.store("project")
+    if store is None or dry_run or not session_id:
+        return lessons
+    shown = []
+    for lesson in lessons:
+        if store.record_warning(session_id, lesson.id, action.tool, action.describe(),
+                                tool_use_id):  # fmt: skip
+            store.update_lesson(after_shown(lesson), "shown", action.describe()[:200])
+            shown.append(lesson)
+    return shown
 
 
 # The "tool" a warning called up by a request is recorded under.

@@ -21,7 +21,7 @@ from cortexmem.core.extraction import commands
 from cortexmem.core.extraction.events import EventFactory, clip
 from cortexmem.core.extraction.prose import ANNOUNCES
 from cortexmem.core.session import Entry, ToolCall, ToolResult
-from cortexmem.core.text import base_folder, relative_path
+from cortexmem.core.text import base_folder, path_inside, relative_path
 from cortexmem.model import Event, content_hash
 
 MAX_PENDING: Final = 256
@@ -190,13 +190,7 @@ class StructuralLayer:
 
     def moved_to(self, entry: Entry) -> str | None:
         """The folder the shell moved to, relative to the project, while it is elsewhere."""
-        base = self.base(entry)
-        if not entry.cwd or not base or entry.cwd == base:
-            return None
-        inside = relative_path(entry.cwd, base)
-        return (
-            inside if inside and inside not in (entry.cwd, entry.cwd.replace("\\", "/")) else None
-        )
+        return path_inside(entry.cwd, self.base(entry)) or None
 
     def tool_use(self, entry: Entry, call: ToolCall) -> None:
         self.base(entry)
