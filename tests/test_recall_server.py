@@ -116,6 +116,14 @@ def test_excerpt_shows_the_text_around_the_prompts_words():
     assert excerpt(text, "nothing matches", 60) == excerpt(text, "", 60)
 
 
+def test_excerpt_keeps_a_list_items_number_with_it():
+    # The clause that matches brings the next one along: the item, not a bare "1."
+    item = "Simplify the checkpoint summary by: 1. Removing the session_count field. "
+    text = "padding. " * 30 + item + "more padding. " * 30
+    shown = excerpt(text, "what happened to the checkpoint summary?", 100)
+    assert "1. Removing the session_count field." in shown
+
+
 def test_render_lists_the_picks_under_a_header():
     picks = [
         pick(0.8, "Money amounts are integers in cents, never floats.", id="m-money"),

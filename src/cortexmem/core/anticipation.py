@@ -147,7 +147,11 @@ _COMMON: Final = frozenset(
 )
 
 
-_CLAUSE: Final = re.compile(r"(?<=[.!?;:])\s+|\s+(?=- |\d+\. |#+ )|\n+")
+# Clauses end after a sentence's stop, before a list item or heading, at a line break; not
+# after a list item's own number ("by: 1. Removing …" keeps "1. Removing …" whole).
+_CLAUSE: Final = re.compile(
+    r"(?<=[.!?;:])(?<!\s\d\.)(?<!\s\d\d\.)(?<!^\d\.)\s+|\s+(?=- |\d+\. |#+ )|\n+"
+)
 
 
 def excerpt(text: str, prompt: str, width: int) -> str:
