@@ -427,7 +427,10 @@ def test_howto_commands_and_worked_files_from_events():
               run("grep -r foo ."), run("mise run lint | tee x"),
               # a run of one test file is that moment's, not how the project is tested
               *[run("uv run pytest test/test_cache.py -v")] * 3,
-              run("python manage.py test")]  # a project's step, though it names a file  # fmt: skip
+              run("python manage.py test"),  # a project's step, though it names a file
+              # scripts and inspections, run however, are that moment's
+              run("uv run python3 -c 'import app; print(app.run())'"),
+              run("uv run pytest -q \\\n  --tb=short")]  # fmt: skip
     assert [(c.text, c.runs) for c in howto_commands(events)] == [
         ("mise run test", 2), ("python manage.py test", 1)]  # fmt: skip
 

@@ -1025,6 +1025,15 @@ def test_howto_comes_from_the_steps_the_session_ran_successfully_deduplicated():
     assert any("`go vet ./...`" in h for h in howto)
 
 
+def test_a_formatter_given_a_folder_is_a_check_not_a_build():
+    session = Session().bash("uv run ruff format .", "3 files left unchanged")
+    session.bash("npm run test:unit", "ok")
+    assert digest_of(session)["howto"] == [
+        "How to lint / type-check: `uv run ruff format .`",
+        "How to run the tests: `npm run test:unit`",
+    ]
+
+
 def test_a_chain_of_steps_is_remembered_as_its_steps():
     session = Session().bash("mise run fmt && mise run lint && git add -A", "ok")
     session.bash("mise run lint && mise run test:ci", "ok")

@@ -102,16 +102,18 @@ def howto_commands(events, limit: int = 8) -> list:
     (not one-off inspection: ``ls``, ``grep``, ``git``, ``echo``…, nor a run of one test file
     or of tests picked by name), most run first."""
     from cortexmem.core.briefing import Command
-    from cortexmem.core.extraction.commands import runs_one_test
+    from cortexmem.core.extraction.commands import runs_one_test, without_wrappers
 
     runs: dict[str, int] = {}
     described: dict[str, str] = {}
     order: dict[str, int] = {}
     for n, event in enumerate(events):  # newest first
-        command = " ".join(str(event.payload.get("command") or "").split())
+        raw = str(event.payload.get("command") or "").strip()
+        command = " ".join(raw.split())
         if not command or event.payload.get("ok") is False or len(command) > 100:
             continue
-        if any(c in command for c in "\n|>$`") or _NOT_HOWTO.match(command):
+        # A script (several lines) or an inspection (``uv run python -c …``) is that moment's.
+        if any(c in raw for c in "\n|>$`") or _NOT_HOWTO.match(without_wrappers(command)):
             continue
         if not _TOOL_WORDS.search(command) or runs_one_test(command):
             continue  # a run of one test file is that moment's, not how to test the project

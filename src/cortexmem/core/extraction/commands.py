@@ -64,6 +64,16 @@ def normalise_command(command: str) -> str:
         text = shorter
 
 
+def without_wrappers(segment: str) -> str:
+    """One command of a chain without what only runs it (``uv run``, ``npx``, ``time``,
+    ``python -m``, ``FOO=1``): the program that does the work comes first."""
+    while True:
+        shorter = _WRAPPER.sub("", segment, count=1)
+        if shorter == segment:
+            return segment
+        segment = shorter
+
+
 def display_command(command: str) -> str:
     """The command as one line: its first line, normalised, with " …" when there is more
     (a heredoc commit message, a script)."""
@@ -78,11 +88,7 @@ def _programs(command: str) -> list[tuple[str, str]]:
     """``(kind, program)`` for each part of a command that runs tests or checks, in order."""
     found: list[tuple[str, str]] = []
     for segment in _SEGMENTS.split(normalise_command(command)):
-        while True:
-            shorter = _WRAPPER.sub("", segment, count=1)
-            if shorter == segment:
-                break
-            segment = shorter
+        segment = without_wrappers(segment)
         for kind, pattern in (("test", _TEST_RUNNERS), ("check", _CHECKERS)):
             match = pattern.match(segment)
             if match:
@@ -218,14 +224,13 @@ def step_kind(command: str) -> str | None:
         return kind
     found = {kind} if kind else set()
     for segment in _SEGMENTS.split(normalise_command(command)):
-        while True:
-            shorter = _WRAPPER.sub("", segment, count=1)
-            if shorter == segment:
-                break
-            segment = shorter
-        if _BUILD_RUN.match(segment):
-            words = segment.split()
-            task = words[-1] if len(words) > 1 else segment
+        segment = without_wrappers(segment)
+        step = _BUILD_RUN.match(segment)
+        if step:
+            # The step's own last word says what it is (``test:unit`` of ``npm run
+            # test:unit``, ``format`` of ``ruff format .``), not the path it was given.
+            words = step.group(0).split()
+            task = words[-1] if len(words) > 1 else step.group(0)
             if "test" in task:
                 found.add("test")
             elif re.search(r"lint|check|fmt|format|vet|clippy|dup", task):
