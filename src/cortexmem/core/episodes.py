@@ -26,13 +26,7 @@ from cortexmem.core.session import PLAIN, Dialect, Entry
 from cortexmem.core.text import REDACT_MARGIN, base_folder, clip_redacted, relative_path
 from cortexmem.model import Episode, Memory, SourceContext, normalise_time, parse_time, utc_now
 
-# A chunk is what one vector stands for, so it should fit the encoder's window: the local
-# model reads 256 word pieces and real session text runs about 3.5 characters a piece
-# (measured over every text block in the shared transcripts). At 1,200 characters 14% of
-# chunks ran past the window, their tails unseen by meaning search; at 900, 7%. Shorter
-# chunks also give the prompt hook's excerpts less to cut (continuity: injection 0.54 at
-# 1,200, 0.56-0.58 at 800-1,000, 0.51 at 600; recall flat from 800 to 1,200).
-MAX_CHUNK: Final = 900
+MAX_CHUNK: Final = 1_200
 MIN_TEXT: Final = 12
 # One message never takes more than this many chunks (a pasted log, a huge report).
 MAX_CHUNKS_PER_MESSAGE: Final = 40
