@@ -19,6 +19,9 @@ after ingestion before every question, so questions do not influence each other.
 
 Run: .venv/bin/python bench/continuity.py [--questions FILE] [--json OUT] [--only PROJECT]
 The question set defaults to ../shared/data/benchmarks/continuity-dev.json (see its README).
+``bench/continuity-heldout.json`` holds 88 questions of the same kind on seven other projects
+of ``../shared/data/transcripts/`` (vsla, slopometry, entireio-skills, moredip), written by
+readers who saw only the transcripts: a change that gains on the dev set must not lose there.
 """
 
 from __future__ import annotations
@@ -40,9 +43,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
 DEFAULT_QUESTIONS = DATA / "benchmarks" / "continuity-dev.json"
+# A question's project is a folder under one of these (the dev set's names), or a path under
+# the transcripts folder itself (a held-out set's: "Durban-Designer-vsla/-home-kenth56-vsla").
 TRANSCRIPT_ROOTS = [
     DATA / "transcripts" / "claude-code-log-real_projects",
     DATA / "transcripts" / "entireio-cli",
+    DATA / "transcripts",
 ]
 CHANNELS = ("briefing", "recall", "inject")
 REFERENCES = ("oracle", "bm25")
