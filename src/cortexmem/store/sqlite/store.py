@@ -205,16 +205,22 @@ def _inspect(path: Path) -> bool:
 def _inspect_read_only(path: Path, key: str) -> bool:
     uri = read_only_uri(path)
     try:
-        conn = sqlite3.connect(uri, uri=True, timeout=DEFAULT_TIMEOUT)
+        conn = sqlite3.connect(uri, uri=True, timeout=DEFAULT_TIMEOUT, isolation_level=None)
     except sqlite3.Error as exc:
         raise CortexError(f"cannot open store {path}: {exc}") from exc
     try:
+        # One read transaction for the three: read one by one, a process creating the store
+        # could commit in between (no id and version yet, its tables already), and a store
+        # being made would be taken for someone else's database.
+        # (A read that fails ends it; closing the connection below lets it go.)
+        conn.execute("BEGIN")
         app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
         names = {
             str(r[0])
             for r in conn.execute("SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'")
         }
+        conn.execute("COMMIT")
         ours = app_id == CORTEX_APPLICATION_ID or (
             app_id == 0 and version >= 1 and "memories" in names
         )
