@@ -352,6 +352,34 @@ def test_a_failure_that_recurs_is_counted_each_time_whether_read_at_once_or_in_p
             assert sorted(e.content_hash for e in again.iter_events()) == whole, cut
 
 
+def test_decisions_written_into_a_document_are_read_once_whether_read_at_once_or_in_pieces(
+    ctx: Context, tmp_path: Path
+):
+    """The decisions a write lists are taken when the write is asked for and kept only once
+    its result says it succeeded; a pass that ends between the two carries them over."""
+    status = "## Decisions\n- Keep SQLite in WAL mode\n- One worker at a time\n"
+    call = json.loads(tool_call(1, "toolu_w"))
+    call["message"]["content"][0].update(
+        name="Write", input={"file_path": "/repo/STATUS.md", "content": status}
+    )
+    lines = [line(0, "write down what we decided", role="user"), json.dumps(call),
+             tool_result(2, "toolu_w", "File created successfully", False)]  # fmt: skip
+    t = tmp_path / "sess.jsonl"
+    store = ctx.writable("project")
+    write(t, lines)
+    capture.capture_transcript(store, t, reader=READER, session_id="sess-1")
+    decided = sorted(m.content for m in store.iter_memories() if m.memory_type == "decision")
+    assert decided == ["Keep SQLite in WAL mode", "One worker at a time"]
+    whole = sorted(e.content_hash for e in store.iter_events())
+    for cut in range(1, len(lines)):
+        folder = tmp_path / f"cut{cut}"
+        folder.mkdir()
+        with Context.for_cwd(folder) as other:
+            again = other.writable("project")
+            read_in_pieces(again, folder / "sess.jsonl", lines, cut)
+            assert sorted(e.content_hash for e in again.iter_events()) == whole, cut
+
+
 def test_subagent_events_take_the_parent_sessions_branch(ctx: Context, tmp_path: Path):
     folder = tmp_path / "proj"
     sub = folder / "sess-1" / "subagents"

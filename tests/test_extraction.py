@@ -18,7 +18,7 @@ from cortexmem.core.extraction.commands import (
 from cortexmem.core.extraction.digest import session_digest
 from cortexmem.core.extraction.events import EVENT_KINDS, ExtractionContext
 from cortexmem.core.extraction.extractor import Extractor, extract
-from cortexmem.core.extraction.keywords import classify, find_markers
+from cortexmem.core.extraction.keywords import classify, find_markers, listed_decisions
 from cortexmem.core.extraction.memories import to_memories
 from cortexmem.core.extraction.summaries import entries_from_summary
 from cortexmem.core.extraction.tags import find_tags
@@ -1100,3 +1100,73 @@ def test_a_lowered_pattern_on_any_lowered_text_matches_as_the_case_insensitive_o
     assert bool(re.search(_lowered(pattern), text.lower())) == bool(
         re.search(pattern, text, re.IGNORECASE)
     )
+
+
+# ----------------------------------------------------------------- decisions written as a list
+
+STATUS_EDIT = """## Universal Interface Rewrite
+
+**✅ DECISION: C17 Standard Adoption**
+- Moving from C99 to C17 for modern features
+- C23 rejected (incomplete CUDA/ROCm support)
+
+**Key Architectural Decisions:**
+- Run-time plugin system (dlopen) for backend selection
+- Single `vsla.h` header with opaque handles
+  for ABI stability
+
+## Development Notes
+- Architecture supports multi-GPU
+"""
+
+
+def test_decisions_listed_under_a_heading_or_one_to_a_line_are_read_as_decisions():
+    assert listed_decisions(STATUS_EDIT) == [
+        "C17 Standard Adoption: Moving from C99 to C17 for modern features; "
+        "C23 rejected (incomplete CUDA/ROCm support)",
+        "Run-time plugin system (dlopen) for backend selection",
+        "Single `vsla.h` header with opaque handles for ABI stability",
+    ]
+    # a heading that does not name decisions, or names one case of a decision, lists none
+    assert listed_decisions("**Per-question decision:** yes\n- keep it\n") == []
+    assert listed_decisions("## Next steps\n- Decide on a database\n") == []
+    # a request about decisions is not one
+    assert classify("Write down what we decided in STATUS.md", "user") is None
+    # a heading inside a code block is the code's, not the session's
+    assert listed_decisions("```md\n## Decisions\n- use tabs\n```\n") == []
+
+
+def test_a_reply_that_lists_its_decisions_leaves_one_decision_memory_each():
+    reply = "The reset command is in place.\n\n**Key design decisions:**\n" + (
+        "- **No `checkDisabledGuard()`**: reset is maintenance and works when Entire is off\n"
+        "- **Use `SilentError`**: when we print our own messages\n"
+    )
+    events = Session().say("add a reset command", role="user").say(reply).events()
+    decisions = [e.content for e in events if e.kind == "decision"]
+    assert decisions == [
+        "No `checkDisabledGuard()`: reset is maintenance and works when Entire is off",
+        "Use `SilentError`: when we print our own messages",
+    ]
+    assert [m.memory_type for m in to_memories(e for e in events if e.kind == "decision")] == [
+        "decision", "decision",
+    ]  # fmt: skip
+
+
+def test_decisions_written_into_a_document_count_once_the_write_succeeded():
+    edit = {"file_path": "/home/dev/app/STATUS.md", "old_string": "x", "new_string": STATUS_EDIT}
+    written = Session().tool("Edit", edit, "The file has been updated.").events()
+    assert len([e for e in written if e.kind == "decision"]) == 3
+    failed = Session().tool("Edit", edit, "String to replace not found", error=True).events()
+    assert not [e for e in failed if e.kind == "decision"]
+    code = {**edit, "file_path": "/home/dev/app/notes.py"}  # a code file's text is code
+    assert not [e for e in Session().tool("Edit", code, "ok").events() if e.kind == "decision"]
+
+
+def test_the_plan_the_person_approved_lists_decisions_a_pasted_document_does_not():
+    plan = "# Plan: reset command\n\n**Key design decisions:**\n- Reset works when disabled\n"
+    approved = Session().say("Implement the following plan:\n\n" + plan, role="user")
+    assert [e.content for e in approved.events() if e.kind == "decision"] == [
+        "Reset works when disabled"
+    ]
+    pasted = Session().say("Here is their old design doc:\n\n" + plan, role="user")
+    assert not [e for e in pasted.events() if e.kind == "decision"]

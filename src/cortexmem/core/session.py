@@ -104,7 +104,9 @@ class Dialect:
     ``injected_tags``: regular expressions of tag names whose whole element the host inserted
     (``<name>...</name>``); ``injected_prefixes``: how a user turn the host wrote begins;
     ``summary_preamble``: a regular expression of the boilerplate before a compaction summary;
-    ``edit_tools``: the tools that change files (the core knows no tool by name).
+    ``edit_tools``: the tools that change files (the core knows no tool by name);
+    ``plan_handoff``: a regular expression of how a user turn the host wrote to start work on a
+    plan the person approved begins (the plan follows it).
     """
 
     injected_tags: tuple[str, ...] = ()
@@ -112,6 +114,7 @@ class Dialect:
     summary_preamble: str | None = None
     # The host's tools that change files: the "edit" steps of the learning loop's workflows.
     edit_tools: frozenset[str] = frozenset()
+    plan_handoff: str | None = None
 
 
 PLAIN: Final = Dialect()

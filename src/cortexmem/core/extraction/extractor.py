@@ -14,9 +14,9 @@ from collections.abc import Iterable
 from typing import Final
 
 from cortexmem.core.extraction.events import EventFactory, ExtractionContext
-from cortexmem.core.extraction.keywords import alternative, find_markers
+from cortexmem.core.extraction.keywords import alternative, find_markers, listed_decisions
 from cortexmem.core.extraction.prose import injected, is_host_text, own_words, strip_code
-from cortexmem.core.extraction.structural import StructuralLayer
+from cortexmem.core.extraction.structural import APPROVED_DECISION, StructuralLayer
 from cortexmem.core.extraction.tags import SELF_REPORT_CONFIDENCE, find_tags
 from cortexmem.core.redact import redact_value
 from cortexmem.core.session import Entry
@@ -41,6 +41,8 @@ MAX_PROMPT: Final = 1_000
 MAX_REPLY: Final = 1_500
 MIN_REPLY: Final = 40
 SUBAGENT_DISCOUNT: Final = 0.9
+# A decision listed under a heading that names decisions (``keywords.listed_decisions``).
+LISTED: Final = 0.75
 _SUMMARY_HEADING: Final = re.compile(r"^\s*(?:#+\s*)?Summary:?\s*$", re.MULTILINE)
 MAX_COMPACT_SUMMARY: Final = 4_000
 STATE_VERSION: Final = 1
@@ -67,6 +69,7 @@ class Extractor:
             if dialect.summary_preamble
             else None
         )
+        self.handoff = re.compile(dialect.plan_handoff) if dialect.plan_handoff else None
 
     def feed(self, entry: Entry) -> list[Event]:
         """Events from one entry. Never raises on content: a malformed entry yields nothing."""
@@ -137,8 +140,13 @@ class Extractor:
         if not text or (entry.role == "user" and is_host_text(text, self.ctx.dialect)):
             return events
         if entry.role == "user":
-            # What the person pasted (logs, dumps, code, documents) is not what they decided.
+            # What the person pasted (logs, dumps, code, documents) is not what they decided;
+            # the plan they approved, handed over by the host, lists what they agreed to.
             events += self._said("prompt", entry, text, MAX_PROMPT)
+            if self.handoff is not None and self.handoff.match(text):
+                events += self.structural.decisions(
+                    entry, listed_decisions(text, self.host), APPROVED_DECISION
+                )
             text = own_words(text)
         else:
             events += self._said("reply", entry, text, MAX_REPLY)
@@ -184,6 +192,16 @@ class Extractor:
                     salience=SALIENCE.get(kind, 0.6), layer="self_report", speaker=speaker,
                 )
             )  # fmt: skip
+        if speaker == "assistant":
+            listed = listed_decisions(text, self.host)
+            tagged += listed
+            events += [
+                self.factory.make(
+                    "decision", body, entry, confidence=round(LISTED * discount, 3),
+                    salience=SALIENCE["decision"], layer="keyword", speaker=speaker, listed=True,
+                )
+                for body in listed
+            ]  # fmt: skip
         for kind, sentence, confidence in find_markers(text, speaker, self.host):
             if "[MEMORY" in sentence or any(
                 sentence in body or body in sentence for body in tagged

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from cortexmem.core.extraction.prose import sentences
+from cortexmem.core.extraction.prose import sentences, strip_code
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,8 @@ MARKERS: Final[tuple[Marker, ...]] = (
         r"\b(?:we|I|you) (?:shouldn't|should not|don't need to) (?:use|add|go with)\b",
         0.6,
     ),
-    _m("decision", r"\b(?:I|we)(?:'ve| have)? decided\b", 0.8),
+    # not "write down what we decided": a clause about a decision, not one
+    _m("decision", r"(?<!what )(?<!which )\b(?:I|we)(?:'ve| have)? decided\b", 0.8),
     _m("decision", r"\bdecided to\b", 0.75),
     _m("decision", r"\b(?:the )?decision(?: was|:| is to)\b", 0.75),
     _m(
@@ -192,3 +193,72 @@ def find_markers(
         if hit is not None:
             found.append((hit[0], sentence, hit[1]))
     return found
+
+
+# Decisions written as a list under a heading that says so ("**Key design decisions:**",
+# "### Technical Decisions Made", "## Architecture Decisions"), or one to a line ("✅ DECISION:
+# C17 Standard Adoption", its reasons listed below it). Assistants write decisions this way in
+# plans, status documents and summaries; a sentence-by-sentence reading finds no marker in
+# "**No cuBLAS/cuFFT**: Ensures fair competition …".
+_DECISIONS_HEADING: Final = re.compile(
+    r"^(?:(?:key|main|major|technical|architectur(?:e|al)|critical|important|design|"
+    r"implementation)\s+){0,3}decisions(?:\s+made)?(?:\s*\(.{0,40}\))?:?$",
+    re.IGNORECASE,
+)
+_DECISION_LINE: Final = re.compile(r"^decision:\s*(\S.{2,200})$", re.IGNORECASE)
+_LIST_ITEM: Final = re.compile(r"^(\s*)(?:[-*+]|\d{1,2}[.)])\s+(\S.*)$")
+_EMPHASIS_MARKS: Final = re.compile(r"\*\*|__")
+_LEADING_MARKS: Final = re.compile(r"^[^\w(]+")
+MAX_LISTED: Final = 8
+LISTED_CHARS: Final = 400
+
+
+def _bare(line: str) -> str:
+    """A line without its heading, emphasis and leading symbol marks (``#``, ``**``, ``✅``)."""
+    return " ".join(_LEADING_MARKS.sub("", _EMPHASIS_MARKS.sub("", line)).split())
+
+
+def listed_decisions(text: str, host: re.Pattern[str] | None = None) -> list[str]:
+    """The decisions ``text`` lists under a heading that names them, and those stated one to a
+    line ("Decision: …", with the list right below it as its reasons), in order."""
+    lines = strip_code(text, host).splitlines()
+    found: list[str] = []
+    i = 0
+    while i < len(lines) and len(found) < MAX_LISTED:
+        bare = _bare(lines[i])
+        one = _DECISION_LINE.match(bare)
+        if one or _DECISIONS_HEADING.match(bare):
+            items, i = _items(lines, i + 1)
+            if one:
+                reasons = "; ".join(items[:4])
+                found.append(_clean(one.group(1) + (f": {reasons}" if reasons else "")))
+            else:
+                found += [_clean(item) for item in items]
+            continue
+        i += 1
+    return [d for d in dict.fromkeys(found) if len(d) >= 8][:MAX_LISTED]
+
+
+def _items(lines: list[str], start: int) -> tuple[list[str], int]:
+    """The list items from ``start`` (blank lines before the list are skipped; an indented
+    line without a mark continues the item above it), and where the list ended."""
+    items: list[str] = []
+    i = start
+    while i < len(lines) and not lines[i].strip() and not items:
+        i += 1
+    while i < len(lines):
+        line = lines[i]
+        item = _LIST_ITEM.match(line)
+        if item and (not items or len(item.group(1)) <= 1):
+            items.append(item.group(2))
+        elif items and line.strip() and line[:1].isspace():
+            items[-1] += " " + line.strip()  # a nested item or a wrapped line
+        else:
+            break
+        i += 1
+    return items, i
+
+
+def _clean(item: str) -> str:
+    words = " ".join(_EMPHASIS_MARKS.sub("", item).split())
+    return words if len(words) <= LISTED_CHARS else words[: LISTED_CHARS - 1].rstrip() + "…"

@@ -19,6 +19,7 @@ from typing import Any, Final
 
 from cortexmem.core.extraction import commands
 from cortexmem.core.extraction.events import EventFactory, clip
+from cortexmem.core.extraction.keywords import listed_decisions
 from cortexmem.core.extraction.prose import ANNOUNCES
 from cortexmem.core.session import Entry, ToolCall, ToolResult
 from cortexmem.core.text import base_folder, path_inside, relative_path
@@ -97,6 +98,12 @@ def fixed_files(changed: list[str], named: list[str]) -> list[str]:
 
 
 FILE_KINDS: Final = frozenset({"edit", "write"})
+# Documents whose written decision lists are the project's own record ("STATUS.md",
+# "docs/decisions.md"): what the assistant wrote there, once the write succeeded.
+DOCUMENT_SUFFIXES: Final = (".md", ".markdown", ".mdx", ".rst", ".txt")
+# How sure a listed decision is: one in a plan the person approved, one written down.
+APPROVED_DECISION: Final = 0.8
+LISTED_DECISION: Final = 0.75
 TODO_STATUSES: Final = ("pending", "in_progress", "completed")
 
 
@@ -134,6 +141,9 @@ class StructuralLayer:
         # stay relative to the project, and a failure while the shell is elsewhere says so.
         self.home: str | None = factory.ctx.home
         self.refused_at = -CANCELLED_WITHIN - 1  # the line of the last call the person refused
+        # call id -> the decisions a pending write to a document lists (the written text itself
+        # is not carried between passes)
+        self.listed: _Bounded = _Bounded(MAX_PENDING)
 
     # ------------------------------------------------------------- state between passes
 
@@ -152,6 +162,7 @@ class StructuralLayer:
             "errors_said": list(self.errors_said),
             "home": self.home,
             "refused_at": self.refused_at,
+            "listed": list(self.listed.items()),
         }
 
     def load_state(self, state: dict[str, Any]) -> None:
@@ -177,6 +188,8 @@ class StructuralLayer:
         home = state.get("home")
         self.home = str(home) if home else self.home
         self.refused_at = int(state.get("refused_at", self.refused_at))
+        for call_id, decisions in state.get("listed", []):
+            self.listed[str(call_id)] = [str(d) for d in decisions]
 
     # ------------------------------------------------------------- feeding
 
@@ -196,6 +209,10 @@ class StructuralLayer:
         self.base(entry)
         if call.call_id:
             self.pending[call.call_id] = call
+            if call.kind in FILE_KINDS and call.path.lower().endswith(DOCUMENT_SUFFIXES):
+                decisions = listed_decisions(call.written)
+                if decisions:
+                    self.listed[call.call_id] = decisions
 
     def tool_result(self, entry: Entry, result: ToolResult) -> list[Event]:
         if not result.call_id or result.call_id not in self.pending:
@@ -212,6 +229,9 @@ class StructuralLayer:
         events: list[Event] = list(handler(entry, call, result)) if handler else []
         if call.kind in FILE_KINDS:
             events += self._on_file(entry, call, result)
+            written = self.listed.pop(result.call_id, [])
+            if not result.is_error:
+                events += self.decisions(entry, written, LISTED_DECISION)
         if result.is_error and call.kind not in ("shell", "plan"):
             events += self._failure(entry, call, self._target(call, entry), result.text)
         elif not result.is_error and call.kind != "shell":
@@ -458,7 +478,18 @@ class StructuralLayer:
                 confidence=1.0 if approved else 0.6, salience=0.8 if approved else 0.3,
                 layer="structural", limit=4_000, tool=call.name, call=call.kind,
                 approved=approved,
+            ),
+            *(self.decisions(entry, listed_decisions(plan), APPROVED_DECISION) if approved else []),
+        ]  # fmt: skip
+
+    def decisions(self, entry: Entry, decisions: list[str], confidence: float) -> list[Event]:
+        """Decisions a plan or a document lists, one event each."""
+        return [
+            self.make(
+                "decision", text, entry, confidence=confidence, salience=0.8, layer="keyword",
+                speaker="assistant", listed=True,
             )
+            for text in decisions
         ]  # fmt: skip
 
     def _on_subagent(self, entry: Entry, call: ToolCall, result: ToolResult) -> list[Event]:
