@@ -1170,3 +1170,12 @@ def test_the_plan_the_person_approved_lists_decisions_a_pasted_document_does_not
     ]
     pasted = Session().say("Here is their old design doc:\n\n" + plan, role="user")
     assert not [e for e in pasted.events() if e.kind == "decision"]
+
+
+def test_the_assistant_announcing_its_plan_around_a_problem_is_not_a_problem():
+    announced = (
+        "I'll help you install WiFiMan from a repository since the app center isn't working."
+    )
+    assert classify(announced, "assistant") is None
+    assert classify("The app center isn't working.", "assistant") == ("problem", 0.6)
+    assert classify("install wifiman, the app center is not working", "user") is not None

@@ -160,6 +160,15 @@ _INSTEAD_NEEDS: Final = re.compile(
 )
 
 
+# The assistant saying what it will do ("I'll help you install X since the app center isn't
+# working") restates the person's problem around its own plan: the problem is theirs to state.
+_INTENTION: Final = re.compile(
+    r"^(?:now,? |ok(?:ay)?,? |sure,? )?"
+    r"(?:I'll|I will|let me|let's|I can|I'm going to|I am going to)\b",
+    re.IGNORECASE,
+)
+
+
 def classify(sentence: str, speaker: str) -> tuple[str, float] | None:
     """The kind and confidence of one sentence, or ``None`` when it states nothing to keep."""
     if _NOT_A_STATEMENT.search(sentence):
@@ -171,6 +180,8 @@ def classify(sentence: str, speaker: str) -> tuple[str, float] | None:
         if "instead of" in marker.pattern.pattern and not _INSTEAD_NEEDS.search(sentence):
             continue
         if marker.kind in _DURABLE and _TRANSIENT.search(sentence):
+            return None
+        if marker.kind == "problem" and speaker == "assistant" and _INTENTION.match(sentence):
             return None
         return marker.kind, marker.confidence
     return None
