@@ -16,9 +16,11 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from cortexmem.core.extraction.prose import is_host_text
 from cortexmem.core.session import BLOCK_KINDS, ROLES, Entry
 from cortexmem.hosts.claude_code import transcript
 from cortexmem.hosts.claude_code.transcript import (
+    DIALECT,
     HEAVY_RESULT_KEYS,
     MAX_RESULT_CHARS,
     ParseStats,
@@ -403,6 +405,32 @@ def test_a_100_mb_transcript_is_read_in_bounded_memory(tmp_path: Path):
     assert tool_results == turns
     assert peak < 50 * 1024 * 1024, f"peak {peak / 2**20:.1f} MiB"
     print(f"100 MB read in {elapsed:.1f}s, peak traced memory {peak / 2**20:.2f} MiB")
+
+
+# ------------------------------------------------------------------- slash commands
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "text"),
+    [
+        # a custom command or skill run with a request: the person's words, as typed
+        ("/entire:search", "what's the purpose of\n plugins/entire/skills/explain/skill.md",
+         "/entire:search what's the purpose of plugins/entire/skills/explain/skill.md"),
+        # settings or nothing: the host's own text, skipped as before
+        ("/model", "sonnet", None),
+        ("test-command", "--verbose --output /tmp/test.log", None),
+        ("/clear", "", None),
+    ],
+)  # fmt: skip
+def test_a_slash_command_run_with_a_request_is_the_request(name, args, text):
+    markup = (
+        f"<command-message>{name.lstrip('/')}</command-message>\n"
+        f"<command-name>{name}</command-name>\n<command-args>{args}</command-args>"
+    )
+    entry = parse_record(record("user", [{"type": "text", "text": markup}]), line=3)
+    assert entry is not None
+    assert entry.text == (text or markup)
+    assert is_host_text(entry.text, DIALECT) == (text is None)
 
 
 # ------------------------------------------------------------------- tool results

@@ -417,6 +417,26 @@ def _blocks(content: Any, tool_result: Any) -> list[Block]:
     return blocks
 
 
+_COMMAND_NAME: Final = re.compile(r"<command-name>\s*(/?[\w:.-]{1,80})\s*</command-name>")
+_COMMAND_ARGS: Final = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
+_REQUEST_WORD: Final = re.compile(r"(?<![-\w/])[A-Za-z]{2,}\b")
+
+
+def _slash_request(block: Block) -> Block:
+    """A custom command or skill run with a request (``/entire:search what's the purpose of
+    …``): the host records it as command markup, which is skipped as the host's own text, so
+    the person's words would be lost. It becomes the request as typed. A command with settings
+    (``/model sonnet``, ``--verbose``) or none stays the host's."""
+    if block.kind != "text" or "<command-args>" not in block.text:
+        return block
+    name, args = _COMMAND_NAME.search(block.text), _COMMAND_ARGS.search(block.text)
+    words = " ".join(args.group(1).split()) if args else ""
+    if name is None or len(_REQUEST_WORD.findall(words)) < 3:
+        return block
+    command = name.group(1) if name.group(1).startswith("/") else "/" + name.group(1)
+    return Block("text", f"{command} {words}")
+
+
 def _role(kind: str) -> Role:
     return "assistant" if kind == "assistant" else "user"
 
@@ -451,6 +471,8 @@ def parse_record(obj: Any, line: int, transcript_path: str | None = None) -> Ent
         else:
             content, role = message if isinstance(message, str) else None, _role(kind)
         blocks = _blocks(content, obj.get("toolUseResult"))
+        if role == "user":
+            blocks = [_slash_request(b) for b in blocks]
     return Entry(
         line=line,
         role=role,
