@@ -191,6 +191,37 @@ def test_a_subagents_write_is_kept_from_its_input_even_across_a_pass(store, tmp_
     assert "`bd`" in written.text and secret not in written.text
 
 
+def shown(i: int, call: int, text: str) -> str:
+    """A tool's result as the host shows it (a Read: numbered lines)."""
+    content = [{"type": "tool_result", "tool_use_id": f"t{call}", "content": text}]
+    return record(i, "", "user", cwd="/home/dev/app",
+                  message={"role": "user", "content": content})  # fmt: skip
+
+
+def test_a_document_of_the_project_is_kept_as_it_was_read_even_across_a_pass(store, tmp_path: Path):
+    """A hand-over note is rewritten between sessions: what the session read from it is kept,
+    without the host's line numbers. Code, and documents outside the project (a person's
+    global instructions), are not."""
+    status = "     1\u2192# Status\n     2\u2192\n     3\u2192GPU backend: currently using stub"
+    lines = [
+        tool_use(1, "Read", {"file_path": "/home/dev/app/STATUS.md"}),
+        shown(2, 1, status),
+        tool_use(3, "Read", {"file_path": "/home/dev/app/rec.py"}),
+        shown(4, 3, "     1\u2192import os"),
+        tool_use(5, "Read", {"file_path": "/home/dev/.claude/CLAUDE.md"}),
+        shown(6, 5, "     1\u2192Always answer in British English"),
+    ]
+    t = tmp_path / "s.jsonl"
+    write(t, lines[:1])  # the read asked for in one pass, its result in the next
+    capture.capture_transcript(store, t, reader=READER, session_id="sess-ep")
+    write(t, lines)
+    capture.capture_transcript(store, t, reader=READER, session_id="sess-ep")
+    read = [e.text for e in store.iter_episodes() if e.role == "read"]
+    assert read == ["STATUS.md:\n# Status\n\nGPU backend: currently using stub"]
+    hits = store.search_episodes("is the GPU backend still a stub", 5)
+    assert hits and hits[0][1].role == "read"
+
+
 # ----------------------------------------------------------------- capture
 
 

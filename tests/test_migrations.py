@@ -114,6 +114,12 @@ SEED_ROWS = {
         "INSERT INTO lesson_warnings (session_id, lesson_id, at, tool) VALUES ('s-1', "
         "'ls-old-1', '2025-01-28T00:00:00.000000Z', 'Bash')",
     ],
+    16: [
+        "INSERT INTO episodes (id, role, text, session_id, transcript_path, line, chunk, "
+        "branch, created_at, content_hash) VALUES ('ep-old-3', 'read', 'STATUS.md:\n"
+        "Handed over: the GPU backend is a stub', 's-1', '/t/s-1.jsonl', 7, 0, 'main', "
+        "'2025-01-01T00:00:00.000000Z', 'eh3')",
+    ],
 }
 
 
@@ -172,6 +178,8 @@ def test_migrate_from_every_earlier_version(tmp_path: Path, start: int):
             assert [e.id for e in store.iter_events()] == ["ev-old-1"]
         if start >= 3:
             assert [o.tool_use_id for o in store.iter_observations()] == ["toolu_old"]
+        if start >= 12:  # and by 0016
+            assert {e.role for e in store.iter_episodes()} >= {"user", "written"}
         if start >= 11:  # the episodes table rebuilt by 0012 keeps its rows and their links
             assert [e.id for e in store.episodes_of_memory("m-old-1")] == ["ep-old-1"]
             found = store.search_episodes("what did we pick", 5)

@@ -453,7 +453,7 @@ class Event:
 
 
 EPISODE_ROLES: Final = (
-    "user", "assistant", "summary", "subagent", "tool_error", "plan", "written",
+    "user", "assistant", "summary", "subagent", "tool_error", "plan", "written", "read",
 )  # fmt: skip
 
 

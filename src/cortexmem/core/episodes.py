@@ -6,7 +6,9 @@ recognised is still found by recall. Pure functions over host-neutral entries: a
 episodes of each one. What is kept: the person's prompts, the assistant's text, compaction
 summaries, subagents' reports, the text of failing tool calls, the plans the assistant proposed
 (``plan``) and what it wrote into files (``written``: a new file's content, an edit's new text,
-under the file's path; a document or the code that answers "where is X done"). What is not:
+under the file's path; a document or the code that answers "where is X done") and the
+documents of the project it read (``read``: a status or hand-over note as it was then, under
+its path). What is not:
 tool-call-only turns, thinking, empty text, what the host wrote without anyone speaking
 (command output wrappers, caveats, injected reminders) and a message repeated in the same
 session.
@@ -37,6 +39,13 @@ MAX_PENDING_WRITES: Final = 16
 # What was written into a file is kept as far as its head: a whole generated file is the
 # repository's business, its first screens say what it is.
 MAX_WRITTEN: Final = 6_000
+# A document the assistant read (a status or hand-over note, a design doc) is what it learned
+# the project's state from, and such a file is rewritten between sessions: its head is kept
+# as it was read. Code is the repository's; only documents count.
+DOCUMENT_SUFFIXES: Final = (".md", ".markdown", ".mdx", ".rst", ".txt")
+MAX_READ: Final = 6_000
+# Claude Code numbers the lines it shows ("   12→text"); the numbers are not the document's.
+_LINE_NUMBER: Final = re.compile(r"^\s*\d+\u2192", re.MULTILINE)
 _PARAGRAPH: Final = re.compile(r"\n\s*\n")
 _SENTENCE: Final = re.compile(r"(?<=[.!?:;])\s+")
 _BLANKS: Final = re.compile(r"\n{3,}")
@@ -122,6 +131,8 @@ class EpisodeCollector:
         self.subagent_calls: dict[str, None] = {}
         # Writes and edits awaiting their result: call id -> (path, what they ask to write).
         self.writes: dict[str, tuple[str, str]] = {}
+        # Reads of documents awaiting their result: call id -> the document's path.
+        self.reads: dict[str, str] = {}
         # The folder the session started in: a written file's path stays relative to it while
         # the shell is in a sub-folder (``core.text.base_folder``).
         self.home: str | None = home
@@ -135,6 +146,7 @@ class EpisodeCollector:
                 [k, path, redact(text)]
                 for k, (path, text) in list(self.writes.items())[-MAX_PENDING_WRITES:]
             ],
+            "reads": [[k, path] for k, path in list(self.reads.items())[-MAX_PENDING_WRITES:]],
             "home": self.home,
         }
 
@@ -147,6 +159,13 @@ class EpisodeCollector:
             self.subagent_calls = {str(c): None for c in calls[-MAX_PENDING_CALLS:]}
         home = state.get("home")
         self.home = home if isinstance(home, str) and home else self.home
+        reads = state.get("reads")
+        if isinstance(reads, list):
+            self.reads = {
+                str(r[0]): str(r[1])
+                for r in reads[-MAX_PENDING_WRITES:]
+                if isinstance(r, list) and len(r) == 2
+            }
         writes = state.get("writes")
         if isinstance(writes, list):
             self.writes = {
@@ -180,6 +199,14 @@ class EpisodeCollector:
                         del self.subagent_calls[next(iter(self.subagent_calls))]
                 elif block.call.kind == "plan" and block.call.plan:
                     out += self._episodes(entry, block.call.plan, "plan")
+                elif (
+                    block.call.kind == "read"
+                    and block.tool_use_id
+                    and block.call.path.lower().endswith(DOCUMENT_SUFFIXES)
+                ):
+                    self.reads[block.tool_use_id] = block.call.path
+                    while len(self.reads) > MAX_PENDING_WRITES:
+                        del self.reads[next(iter(self.reads))]
                 elif block.call.written.strip() and block.tool_use_id:
                     # kept until its result says whether it was written (bounded)
                     self.writes[block.tool_use_id] = (
@@ -197,8 +224,11 @@ class EpisodeCollector:
                     failing = clip_redacted(outcome.output or outcome.text, MAX_TOOL_ERROR)
                     out += self._episodes(entry, failing, "tool_error", redacted=True)
                 asked = self.writes.pop(outcome.call_id or "", None)
+                document = self.reads.pop(outcome.call_id or "", None)
                 if outcome.is_error:
                     continue
+                if document is not None:
+                    out += self._read(entry, document, outcome.text)
                 if outcome.written.strip():
                     out += self._written(entry, outcome.path, outcome.written)
                 elif asked is not None:  # no copy in the result (a subagent's transcript)
@@ -222,6 +252,17 @@ class EpisodeCollector:
         path = relative_path(path, base_folder(self.home, entry.cwd))
         text = f"{path}:\n{written}" if path else written
         return self._episodes(entry, clip_redacted(text, MAX_WRITTEN), "written", redacted=True)
+
+    def _read(self, entry: Entry, path: str, shown: str) -> list[Episode]:
+        """A document of the project as it was read, under its path, as far as ``MAX_READ``
+        (one outside it, such as a person's global instructions or a plugin's notes, is not the
+        project's state)."""
+        path = relative_path(path, base_folder(self.home, entry.cwd))
+        if not path or path.startswith(("/", "~", "..")) or ":" in path[:3]:
+            return []
+        body = _LINE_NUMBER.sub("", shown)
+        text = f"{path}:\n{body}" if path else body
+        return self._episodes(entry, clip_redacted(text, MAX_READ), "read", redacted=True)
 
     def _episodes(
         self, entry: Entry, text: str, role: str, *, redacted: bool = False
