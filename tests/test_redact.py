@@ -6,12 +6,14 @@ The secret values are generated at run time, so no real-looking credential sits 
 from __future__ import annotations
 
 import random
+import re
 import string
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from cortexmem.core import redact as R
 from cortexmem.core.redact import redact, redact_value
 
 rng = random.Random(1234)
@@ -196,3 +198,21 @@ def test_a_named_rules_prefilter_passes_every_text_the_rule_matches(
         assert rule.prefilter is not None and rule.prefilter(_folded(text))
     if named:
         assert rule.prefilter is not None and rule.prefilter(_folded(text))
+
+
+def test_rules_searched_without_their_leading_context_find_the_same_secrets():
+    """gitleaks' rules match up to 100 characters of context before a name; compiled without
+    it (only a group is the secret) they must find exactly the values the rule as written
+    finds, with context before the name or not."""
+    rng = random.Random(7)
+    lead_free = [r for r in R.all_rules() if r.group > 0 and r.pattern().pattern != r.regex]
+    assert len(lead_free) > 50
+    for rule in lead_free:
+        name = rule.keywords[0]
+        for alphabet in (string.ascii_letters + string.digits, "abcdef0123456789"):
+            value = "".join(rng.choice(alphabet) for _ in range(40))
+            text = (f'export my_{name}_token="{value}"\n{name.upper()}_API_KEY: {value[:32]}\n'
+                    f"x.{name}-secret = {value[:24]}")  # fmt: skip
+            as_written = re.compile(rule.regex, rule.flags)
+            found = [m.group(rule.group) for m in rule.pattern().finditer(text)]
+            assert found == [m.group(rule.group) for m in as_written.finditer(text)], rule.kind

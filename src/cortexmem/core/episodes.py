@@ -260,7 +260,8 @@ class EpisodeCollector:
         path = relative_path(path, base_folder(self.home, entry.cwd))
         if not path or path.startswith(("/", "~", "..")) or ":" in path[:3]:
             return []
-        body = _LINE_NUMBER.sub("", shown)
+        # the numbers take a few characters a line: twice the room kept is more than enough
+        body = _LINE_NUMBER.sub("", shown[: 2 * (MAX_READ + REDACT_MARGIN)])
         text = f"{path}:\n{body}" if path else body
         return self._episodes(entry, clip_redacted(text, MAX_READ), "read", redacted=True)
 
