@@ -265,6 +265,19 @@ def read_in_pieces(store, path: Path, lines: list[str], *cuts: int) -> None:
         capture.capture_transcript(store, path, reader=READER, session_id="sess-1")
 
 
+def same_events_in_two_pieces(store, tmp_path: Path, lines: list[str]) -> None:
+    """Read in two pieces split anywhere, into fresh stores, ``lines`` leave the events
+    ``store`` holds."""
+    whole = sorted(e.content_hash for e in store.iter_events())
+    for cut in range(1, len(lines)):
+        folder = tmp_path / f"cut{cut}"
+        folder.mkdir()
+        with Context.for_cwd(folder) as other:
+            again = other.writable("project")
+            read_in_pieces(again, folder / "sess.jsonl", lines, cut)
+            assert sorted(e.content_hash for e in again.iter_events()) == whole, cut
+
+
 def test_the_digest_converges_whether_read_at_once_or_in_pieces(ctx: Context, tmp_path: Path):
     """The session summary is rebuilt as the session grows (the older version deleted: it is
     derived from the events); reading in pieces leaves the same memories as reading at once."""
@@ -314,15 +327,7 @@ def test_a_request_made_again_is_the_last_request_whether_read_at_once_or_in_pie
     assert f"Last request: {balanced}" in summary
     assert "the split is blurry" in summary  # the outcome answers that last request
 
-    whole = sorted(e.content_hash for e in store.iter_events())
-    for cut in range(1, len(lines)):  # read at once, or in two pieces split anywhere
-        folder = tmp_path / f"cut{cut}"
-        folder.mkdir()
-        piece = folder / "sess.jsonl"
-        with Context.for_cwd(folder) as other:
-            again = other.writable("project")
-            read_in_pieces(again, piece, lines, cut)
-            assert sorted(e.content_hash for e in again.iter_events()) == whole, cut
+    same_events_in_two_pieces(store, tmp_path, lines)
 
 
 def test_a_failure_that_recurs_is_counted_each_time_whether_read_at_once_or_in_pieces(
@@ -342,14 +347,7 @@ def test_a_failure_that_recurs_is_counted_each_time_whether_read_at_once_or_in_p
     capture.capture_transcript(store, t, reader=READER, session_id="sess-1")  # nothing new
     errors = [e for e in store.iter_events() if e.kind == "error"]
     assert len(errors) == 3 and len({e.content for e in errors}) == 1
-    whole = sorted(e.content_hash for e in store.iter_events())
-    for cut in range(1, len(lines)):
-        folder = tmp_path / f"cut{cut}"
-        folder.mkdir()
-        with Context.for_cwd(folder) as other:
-            again = other.writable("project")
-            read_in_pieces(again, folder / "sess.jsonl", lines, cut)
-            assert sorted(e.content_hash for e in again.iter_events()) == whole, cut
+    same_events_in_two_pieces(store, tmp_path, lines)
 
 
 def test_decisions_written_into_a_document_are_read_once_whether_read_at_once_or_in_pieces(
@@ -370,14 +368,7 @@ def test_decisions_written_into_a_document_are_read_once_whether_read_at_once_or
     capture.capture_transcript(store, t, reader=READER, session_id="sess-1")
     decided = sorted(m.content for m in store.iter_memories() if m.memory_type == "decision")
     assert decided == ["Keep SQLite in WAL mode", "One worker at a time"]
-    whole = sorted(e.content_hash for e in store.iter_events())
-    for cut in range(1, len(lines)):
-        folder = tmp_path / f"cut{cut}"
-        folder.mkdir()
-        with Context.for_cwd(folder) as other:
-            again = other.writable("project")
-            read_in_pieces(again, folder / "sess.jsonl", lines, cut)
-            assert sorted(e.content_hash for e in again.iter_events()) == whole, cut
+    same_events_in_two_pieces(store, tmp_path, lines)
 
 
 def test_subagent_events_take_the_parent_sessions_branch(ctx: Context, tmp_path: Path):
