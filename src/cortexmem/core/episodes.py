@@ -25,7 +25,13 @@ from typing import Any, Final
 from cortexmem.core.extraction.prose import injected, is_host_text
 from cortexmem.core.redact import redact
 from cortexmem.core.session import PLAIN, Dialect, Entry
-from cortexmem.core.text import REDACT_MARGIN, base_folder, clip_redacted, relative_path
+from cortexmem.core.text import (
+    REDACT_MARGIN,
+    base_folder,
+    clip_redacted,
+    is_document,
+    relative_path,
+)
 from cortexmem.model import Episode, Memory, SourceContext, normalise_time, parse_time, utc_now
 
 MAX_CHUNK: Final = 1_200
@@ -41,8 +47,7 @@ MAX_PENDING_WRITES: Final = 16
 MAX_WRITTEN: Final = 6_000
 # A document the assistant read (a status or hand-over note, a design doc) is what it learned
 # the project's state from, and such a file is rewritten between sessions: its head is kept
-# as it was read. Code is the repository's; only documents count.
-DOCUMENT_SUFFIXES: Final = (".md", ".markdown", ".mdx", ".rst", ".txt")
+# as it was read. Code is the repository's; only documents count (``core.text.is_document``).
 MAX_READ: Final = 6_000
 # Claude Code numbers the lines it shows ("   12→text"); the numbers are not the document's.
 _LINE_NUMBER: Final = re.compile(r"^\s*\d+\u2192", re.MULTILINE)
@@ -200,9 +205,7 @@ class EpisodeCollector:
                 elif block.call.kind == "plan" and block.call.plan:
                     out += self._episodes(entry, block.call.plan, "plan")
                 elif (
-                    block.call.kind == "read"
-                    and block.tool_use_id
-                    and block.call.path.lower().endswith(DOCUMENT_SUFFIXES)
+                    block.call.kind == "read" and block.tool_use_id and is_document(block.call.path)
                 ):
                     self.reads[block.tool_use_id] = block.call.path
                     while len(self.reads) > MAX_PENDING_WRITES:
@@ -262,7 +265,7 @@ class EpisodeCollector:
             return []
         # the numbers take a few characters a line: twice the room kept is more than enough
         body = _LINE_NUMBER.sub("", shown[: 2 * (MAX_READ + REDACT_MARGIN)])
-        text = f"{path}:\n{body}" if path else body
+        text = f"{path}:\n{body}"
         return self._episodes(entry, clip_redacted(text, MAX_READ), "read", redacted=True)
 
     def _episodes(

@@ -59,6 +59,15 @@ def clip_redacted(text: str, limit: int) -> str:
 REDACT_MARGIN = 2_000
 
 
+# Files that are prose for people (notes, status, design), not code: what an assistant writes
+# into one or reads from one is what the project says about itself.
+DOCUMENT_SUFFIXES = (".md", ".markdown", ".mdx", ".rst", ".txt")
+
+
+def is_document(path: str) -> bool:
+    return path.lower().endswith(DOCUMENT_SUFFIXES)
+
+
 def _windows(path: str) -> bool:
     return (len(path) > 2 and path[1] == ":" and path[0].isalpha()) or "\\" in path
 

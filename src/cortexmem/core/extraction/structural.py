@@ -22,7 +22,7 @@ from cortexmem.core.extraction.events import EventFactory, clip
 from cortexmem.core.extraction.keywords import listed_decisions
 from cortexmem.core.extraction.prose import ANNOUNCES
 from cortexmem.core.session import Entry, ToolCall, ToolResult
-from cortexmem.core.text import base_folder, path_inside, relative_path
+from cortexmem.core.text import base_folder, is_document, path_inside, relative_path
 from cortexmem.model import Event, content_hash
 
 MAX_PENDING: Final = 256
@@ -98,9 +98,6 @@ def fixed_files(changed: list[str], named: list[str]) -> list[str]:
 
 
 FILE_KINDS: Final = frozenset({"edit", "write"})
-# Documents whose written decision lists are the project's own record ("STATUS.md",
-# "docs/decisions.md"): what the assistant wrote there, once the write succeeded.
-DOCUMENT_SUFFIXES: Final = (".md", ".markdown", ".mdx", ".rst", ".txt")
 # How sure a listed decision is: one in a plan the person approved, one written down.
 APPROVED_DECISION: Final = 0.8
 LISTED_DECISION: Final = 0.75
@@ -209,7 +206,9 @@ class StructuralLayer:
         self.base(entry)
         if call.call_id:
             self.pending[call.call_id] = call
-            if call.kind in FILE_KINDS and call.path.lower().endswith(DOCUMENT_SUFFIXES):
+            # the decisions a document lists ("STATUS.md", "docs/decisions.md") are the
+            # project's own record, once the write succeeded
+            if call.kind in FILE_KINDS and is_document(call.path):
                 decisions = listed_decisions(call.written)
                 if decisions:
                     self.listed[call.call_id] = decisions
