@@ -218,8 +218,30 @@ def test_a_document_of_the_project_is_kept_as_it_was_read_even_across_a_pass(sto
     capture.capture_transcript(store, t, reader=READER, session_id="sess-ep")
     read = [e.text for e in store.iter_episodes() if e.role == "read"]
     assert read == ["STATUS.md:\n# Status\n\nGPU backend: currently using stub"]
+    # nor a document outside the project while the shell is elsewhere, nor a path that climbs
+    # out of it
+    away = [tool_use(7, "Read", {"file_path": "/home/dev/.claude/CLAUDE.md"}, cwd="/home/dev"),
+            shown(8, 7, "     1\u2192Always answer in British English"),
+            tool_use(9, "Read", {"file_path": "/home/dev/app/docs/../../other/NOTES.md"}),
+            shown(10, 9, "     1\u2192Someone else's notes")]  # fmt: skip
+    write(t, lines + away)
+    capture.capture_transcript(store, t, reader=READER, session_id="sess-ep")
+    assert [e.text for e in store.iter_episodes() if e.role == "read"] == read
     hits = store.search_episodes("is the GPU backend still a stub", 5)
     assert hits and hits[0][1].role == "read"
+
+
+def test_a_secret_in_a_document_read_never_survives_the_cut(store, tmp_path: Path):
+    """Short numbered lines shrink a lot once their numbers go: the document is redacted whole
+    before it is cut to what is kept."""
+    secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    numbered = "".join(f"{n:>6}\u2192-\n" for n in range(1, 1776))  # 15,975 characters
+    t = tmp_path / "s.jsonl"
+    write(t, [tool_use(1, "Read", {"file_path": "/home/dev/app/NOTES.md"}),
+              shown(2, 1, numbered + f"  1776\u2192clone with {secret} please")])  # fmt: skip
+    capture.capture_transcript(store, t, reader=READER, session_id="sess-ep")
+    kept = " ".join(e.text for e in store.iter_episodes() if e.role == "read")
+    assert kept and "ghp_" not in kept  # not even its first characters
 
 
 # ----------------------------------------------------------------- capture

@@ -1132,6 +1132,20 @@ def test_decisions_listed_under_a_heading_or_one_to_a_line_are_read_as_decisions
     assert listed_decisions("## Next steps\n- Decide on a database\n") == []
     # a request about decisions is not one
     assert classify("Write down what we decided in STATUS.md", "user") is None
+    # a list under a heading that is itself an item; loose lists; the next section is not one
+    nested = ("- **Key decisions:**\n  - Use SQLite for storage\n  - Keep FTS5 for search\n"
+              "- **Next steps:**\n  - delete the old backups\n")  # fmt: skip
+    assert listed_decisions(nested) == ["Use SQLite for storage", "Keep FTS5 for search"]
+    loose = "## Key decisions\n\n- Use SQLite\n\n- Use one worker\n\nThen more."
+    assert listed_decisions(loose) == ["Use SQLite", "Use one worker"]
+    # what is not decided yet, a template's placeholder, a question
+    assert listed_decisions("### Decisions (still open)\n- Whether to use Postgres\n") == []
+    assert listed_decisions("Decision: <describe the decision here>\n") == []
+    assert listed_decisions("**Decision:** should we drop Python 3.9 support?\n") == []
+    # an item cut to its room is redacted first: no secret keeps its first characters
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    (long,) = listed_decisions("## Key decisions\n- " + "word " * 76 + f"clone with {token}\n")
+    assert "ghp_" not in long and long.endswith("…")
     # a heading inside a code block is the code's, not the session's
     assert listed_decisions("```md\n## Decisions\n- use tabs\n```\n") == []
 

@@ -433,6 +433,15 @@ def test_a_slash_command_run_with_a_request_is_the_request(name, args, text):
     assert is_host_text(entry.text, DIALECT) == (text is None)
 
 
+def test_command_markup_quoted_in_a_prompt_is_left_as_the_person_wrote_it():
+    prompt = (
+        "Why does the parser turn <command-name>/foo</command-name><command-args>please "
+        "explain this thing</command-args> into a request? Fix the bug in transcript.py"
+    )
+    entry = parse_record(record("user", [{"type": "text", "text": prompt}]), line=3)
+    assert entry is not None and entry.text == prompt
+
+
 # ------------------------------------------------------------------- tool results
 
 

@@ -19,6 +19,7 @@ before any cut is made.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from typing import Any, Final
 
@@ -30,6 +31,7 @@ from cortexmem.core.text import (
     base_folder,
     clip_redacted,
     is_document,
+    path_inside,
     relative_path,
 )
 from cortexmem.model import Episode, Memory, SourceContext, normalise_time, parse_time, utc_now
@@ -54,6 +56,11 @@ _LINE_NUMBER: Final = re.compile(r"^\s*\d+\u2192", re.MULTILINE)
 _PARAGRAPH: Final = re.compile(r"\n\s*\n")
 _SENTENCE: Final = re.compile(r"(?<=[.!?:;])\s+")
 _BLANKS: Final = re.compile(r"\n{3,}")
+
+
+def _normal(path: str) -> str:
+    """``a/b/../c`` as ``a/c`` (a POSIX path; a Windows one is left as it is)."""
+    return posixpath.normpath(path) if path.startswith("/") else path
 
 
 def chunk_text(text: str, limit: int = MAX_CHUNK) -> list[str]:
@@ -260,12 +267,13 @@ class EpisodeCollector:
         """A document of the project as it was read, under its path, as far as ``MAX_READ``
         (one outside it, such as a person's global instructions or a plugin's notes, is not the
         project's state)."""
-        path = relative_path(path, base_folder(self.home, entry.cwd))
-        if not path or path.startswith(("/", "~", "..")) or ":" in path[:3]:
+        home = self.home or entry.cwd
+        inside = path_inside(_normal(path), home) if home else None
+        if not inside:
             return []
-        # the numbers take a few characters a line: twice the room kept is more than enough
-        body = _LINE_NUMBER.sub("", shown[: 2 * (MAX_READ + REDACT_MARGIN)])
-        text = f"{path}:\n{body}"
+        # the whole result: a cut before redacting could leave half a secret in what is kept
+        body = _LINE_NUMBER.sub("", shown)
+        text = f"{inside}:\n{body}"
         return self._episodes(entry, clip_redacted(text, MAX_READ), "read", redacted=True)
 
     def _episodes(

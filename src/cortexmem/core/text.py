@@ -61,7 +61,8 @@ REDACT_MARGIN = 2_000
 
 # Files that are prose for people (notes, status, design), not code: what an assistant writes
 # into one or reads from one is what the project says about itself.
-DOCUMENT_SUFFIXES = (".md", ".markdown", ".mdx", ".rst", ".txt")
+# (Not ``.txt``: requirements.txt, CMakeLists.txt and LICENSE.txt are not notes.)
+DOCUMENT_SUFFIXES = (".md", ".markdown", ".mdx", ".rst", ".adoc")
 
 
 def is_document(path: str) -> bool:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from cortexmem.core.extraction.prose import sentences, strip_code
+from cortexmem.core.text import clip_redacted
 
 
 @dataclass(frozen=True)
@@ -213,10 +214,11 @@ def find_markers(
 # "**No cuBLAS/cuFFT**: Ensures fair competition …".
 _DECISIONS_HEADING: Final = re.compile(
     r"^(?:(?:key|main|major|technical|architectur(?:e|al)|critical|important|design|"
-    r"implementation)\s+){0,3}decisions(?:\s+made)?(?:\s*\(.{0,40}\))?:?$",
+    r"implementation)\s+){0,3}decisions(?:\s+made)?:?$",
     re.IGNORECASE,
 )
-_DECISION_LINE: Final = re.compile(r"^decision:\s*(\S.{2,200})$", re.IGNORECASE)
+# (not a template's placeholder, "<describe the decision>", nor a question)
+_DECISION_LINE: Final = re.compile(r"^decision:\s*([^\s<].{2,200})(?<!\?)$", re.IGNORECASE)
 _LIST_ITEM: Final = re.compile(r"^(\s*)(?:[-*+]|\d{1,2}[.)])\s+(\S.*)$")
 _EMPHASIS_MARKS: Final = re.compile(r"\*\*|__")
 _LEADING_MARKS: Final = re.compile(r"^[^\w(]+")
@@ -251,19 +253,25 @@ def listed_decisions(text: str, host: re.Pattern[str] | None = None) -> list[str
 
 
 def _items(lines: list[str], start: int) -> tuple[list[str], int]:
-    """The list items from ``start`` (blank lines before the list are skipped; an indented
-    line without a mark continues the item above it), and where the list ended."""
+    """The list items from ``start``, at the indent of the first one (blank lines before and
+    between items are skipped; a line indented deeper continues the item above it: a nested
+    item or a wrapped line; one less indented, such as the next section of an outer list,
+    ends it), and where the list ended."""
     items: list[str] = []
+    indent = -1
     i = start
-    while i < len(lines) and not lines[i].strip() and not items:
-        i += 1
     while i < len(lines):
         line = lines[i]
+        if not line.strip():
+            i += 1
+            continue
         item = _LIST_ITEM.match(line)
-        if item and (not items or len(item.group(1)) <= 1):
+        depth = len(line) - len(line.lstrip())
+        if item and (indent < 0 or depth == indent):
+            indent = depth
             items.append(item.group(2))
-        elif items and line.strip() and line[:1].isspace():
-            items[-1] += " " + line.strip()  # a nested item or a wrapped line
+        elif items and depth > indent:
+            items[-1] += " " + line.strip()
         else:
             break
         i += 1
@@ -271,5 +279,6 @@ def _items(lines: list[str], start: int) -> tuple[list[str], int]:
 
 
 def _clean(item: str) -> str:
-    words = " ".join(_EMPHASIS_MARKS.sub("", item).split())
-    return words if len(words) <= LISTED_CHARS else words[: LISTED_CHARS - 1].rstrip() + "…"
+    """An item without emphasis, redacted before it is cut (a secret across the cut would
+    otherwise keep its first characters)."""
+    return clip_redacted(" ".join(_EMPHASIS_MARKS.sub("", item).split()), LISTED_CHARS)

@@ -427,8 +427,12 @@ def _slash_request(block: Block) -> Block:
     …``): the host records it as command markup, which is skipped as the host's own text, so
     the person's words would be lost. It becomes the request as typed. A command with settings
     (``/model sonnet``, ``--verbose``) or none stays the host's."""
-    if block.kind != "text" or "<command-args>" not in block.text:
-        return block
+    if (
+        block.kind != "text"
+        or not block.text.lstrip().startswith("<command-")
+        or "<command-args>" not in block.text
+    ):
+        return block  # markup quoted inside a prompt is the person's words
     name, args = _COMMAND_NAME.search(block.text), _COMMAND_ARGS.search(block.text)
     words = " ".join(args.group(1).split()) if args else ""
     if name is None or len(_REQUEST_WORD.findall(words)) < 3:
