@@ -1025,6 +1025,16 @@ def test_howto_comes_from_the_steps_the_session_ran_successfully_deduplicated():
     assert any("`go vet ./...`" in h for h in howto)
 
 
+def test_one_step_run_with_other_output_flags_is_one_how_to():
+    session = Session().bash("uv run pytest -x --tb=short", "3 passed")
+    session.bash("uv run pytest -x --tb=short -q", "3 passed")
+    session.bash("uv run pytest -m browser", "2 passed")  # another selection: another how-to
+    assert digest_of(session)["howto"] == [
+        "How to run the tests: `uv run pytest -x --tb=short`",
+        "How to run the tests: `uv run pytest -m browser`",
+    ]
+
+
 def test_a_formatter_given_a_folder_is_a_check_not_a_build():
     session = Session().bash("uv run ruff format .", "3 files left unchanged")
     session.bash("npm run test:unit", "ok")

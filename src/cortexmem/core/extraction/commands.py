@@ -74,6 +74,18 @@ def without_wrappers(segment: str) -> str:
         segment = shorter
 
 
+# Flags that only change how much a run prints, not what it runs: ``pytest -x --tb=short`` and
+# ``pytest -x --tb=short -q`` are one way to run the tests.
+_OUTPUT_FLAGS: Final = re.compile(
+    r"\s(?:-q{1,2}|-v{1,3}|--quiet|--verbose|--tb=\S+|--color=\S+|--no-header)(?=\s|$)"
+)
+
+
+def step_key(command: str) -> str:
+    """What a project step is, whatever it prints: the command without its output flags."""
+    return _OUTPUT_FLAGS.sub("", " " + command).strip()
+
+
 def display_command(command: str) -> str:
     """The command as one line: its first line, normalised, with " …" when there is more
     (a heredoc commit message, a script)."""

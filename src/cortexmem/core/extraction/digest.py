@@ -206,7 +206,9 @@ def _steps_of(command: str) -> list[tuple[str, str]]:
 def howtos(events: Sequence[Event]) -> list[tuple[str, str, Event]]:
     """``(step kind, command, event)`` for the general commands the session ran successfully as its
     test, check or build steps (a chain split into its steps), most used first."""
+    # one how-to per step whatever its output flags, shown as it was run most (first on a tie)
     counts: dict[str, int] = {}
+    forms: dict[str, dict[str, int]] = {}
     found: dict[str, tuple[str, Event]] = {}
     for event in events:
         if event.kind != "command" or not event.payload.get("ok"):
@@ -215,10 +217,13 @@ def howtos(events: Sequence[Event]) -> list[tuple[str, str, Event]]:
         if not commands.step_kind(command) or command.endswith("…"):
             continue
         for kind, shown in _steps_of(command):
-            counts[shown] = counts.get(shown, 0) + 1
-            found.setdefault(shown, (kind, event))
-    ranked = sorted(found, key=lambda c: -counts[c])[:MAX_HOWTO]
-    return [(found[c][0], c, found[c][1]) for c in ranked]
+            key = commands.step_key(shown)
+            counts[key] = counts.get(key, 0) + 1
+            seen = forms.setdefault(key, {})
+            seen[shown] = seen.get(shown, 0) + 1
+            found.setdefault(key, (kind, event))
+    ranked = sorted(found, key=lambda k: -counts[k])[:MAX_HOWTO]
+    return [(found[k][0], max(forms[k], key=lambda f: forms[k][f]), found[k][1]) for k in ranked]
 
 
 # ----------------------------------------------------------------- the summary
