@@ -16,7 +16,11 @@ from typing import Final
 from cortexmem.core.extraction.events import EventFactory, ExtractionContext
 from cortexmem.core.extraction.keywords import alternative, find_markers, listed_decisions
 from cortexmem.core.extraction.prose import injected, is_host_text, own_words, strip_code
-from cortexmem.core.extraction.structural import APPROVED_DECISION, StructuralLayer
+from cortexmem.core.extraction.structural import (
+    APPROVED_DECISION,
+    LISTED_DECISION,
+    StructuralLayer,
+)
 from cortexmem.core.extraction.tags import SELF_REPORT_CONFIDENCE, find_tags
 from cortexmem.core.redact import redact_value
 from cortexmem.core.session import Entry
@@ -41,8 +45,6 @@ MAX_PROMPT: Final = 1_000
 MAX_REPLY: Final = 1_500
 MIN_REPLY: Final = 40
 SUBAGENT_DISCOUNT: Final = 0.9
-# A decision listed under a heading that names decisions (``keywords.listed_decisions``).
-LISTED: Final = 0.75
 _SUMMARY_HEADING: Final = re.compile(r"^\s*(?:#+\s*)?Summary:?\s*$", re.MULTILINE)
 MAX_COMPACT_SUMMARY: Final = 4_000
 STATE_VERSION: Final = 1
@@ -195,13 +197,7 @@ class Extractor:
         if speaker == "assistant":
             listed = listed_decisions(text, self.host)
             tagged += listed
-            events += [
-                self.factory.make(
-                    "decision", body, entry, confidence=round(LISTED * discount, 3),
-                    salience=SALIENCE["decision"], layer="keyword", speaker=speaker, listed=True,
-                )
-                for body in listed
-            ]  # fmt: skip
+            events += self.structural.decisions(entry, listed, round(LISTED_DECISION * discount, 3))
         for kind, sentence, confidence in find_markers(text, speaker, self.host):
             if "[MEMORY" in sentence or any(
                 sentence in body or body in sentence for body in tagged

@@ -98,7 +98,8 @@ def fixed_files(changed: list[str], named: list[str]) -> list[str]:
 
 
 FILE_KINDS: Final = frozenset({"edit", "write"})
-# How sure a listed decision is: one in a plan the person approved, one written down.
+# How sure a decision listed under a heading that names decisions is
+# (``keywords.listed_decisions``): one in a plan the person approved, one written down or said.
 APPROVED_DECISION: Final = 0.8
 LISTED_DECISION: Final = 0.75
 TODO_STATUSES: Final = ("pending", "in_progress", "completed")
@@ -482,7 +483,7 @@ class StructuralLayer:
         ]  # fmt: skip
 
     def decisions(self, entry: Entry, decisions: list[str], confidence: float) -> list[Event]:
-        """Decisions a plan or a document lists, one event each."""
+        """Decisions a plan, a document or a reply lists, one event each."""
         return [
             self.make(
                 "decision", text, entry, confidence=confidence, salience=0.8, layer="keyword",
