@@ -231,6 +231,19 @@ def test_a_document_of_the_project_is_kept_as_it_was_read_even_across_a_pass(sto
     assert hits and hits[0][1].role == "read"
 
 
+def test_a_long_status_note_is_kept_as_far_as_its_latest_entry(store, tmp_path: Path):
+    """Status notes grow at their end: the latest state of a 16 kB note is its last lines."""
+    body = "".join(f"{n:>6}\u2192- [x] step {n} of the earlier work done\n" for n in range(1, 400))
+    latest = "   400\u2192## Latest: nvcc builds need the gcc-12 host compiler on the laptop"
+    t = tmp_path / "s.jsonl"
+    write(t, [tool_use(1, "Read", {"file_path": "/home/dev/app/STATUS.md"}),
+              shown(2, 1, body + latest)])  # fmt: skip
+    capture.capture_transcript(store, t, reader=READER, session_id="sess-ep")
+    assert len(body) > 15_000
+    hits = store.search_episodes("which host compiler for nvcc", 5)
+    assert hits and hits[0][1].role == "read" and "gcc-12" in hits[0][1].text
+
+
 def test_a_secret_in_a_document_read_never_survives_the_cut(store, tmp_path: Path):
     """Short numbered lines shrink a lot once their numbers go: the document is redacted whole
     before it is cut to what is kept."""

@@ -48,9 +48,11 @@ MAX_PENDING_WRITES: Final = 16
 # repository's business, its first screens say what it is.
 MAX_WRITTEN: Final = 6_000
 # A document the assistant read (a status or hand-over note, a design doc) is what it learned
-# the project's state from, and such a file is rewritten between sessions: its head is kept
-# as it was read. Code is the repository's; only documents count (``core.text.is_document``).
-MAX_READ: Final = 6_000
+# the project's state from, and such a file is rewritten between sessions: it is kept as it was
+# read, as far as a long status note goes (one of 16 kB had its latest status, appended at its
+# end, past a 6,000-character head). Code is the repository's; only documents count
+# (``core.text.is_document``). The same text read again in a session is stored once.
+MAX_READ: Final = 20_000
 # Claude Code numbers the lines it shows ("   12→text"); the numbers are not the document's.
 _LINE_NUMBER: Final = re.compile(r"^\s*\d+\u2192", re.MULTILINE)
 _PARAGRAPH: Final = re.compile(r"\n\s*\n")
