@@ -392,6 +392,30 @@ def test_a_request_asked_again_in_a_later_session_supersedes_the_earlier_outcome
     assert "--allowedTools WebSearch" in text and "permission needed" not in text
 
 
+def test_what_a_session_left_open_is_said_once():
+    """A session's open problems have lines of their own: its summary does not repeat them."""
+    summary = mem(
+        "Session 2026-03-02: goal: Install the wifi tool from its .deb. Outcome: "
+        "Installed with apt. Still open: The wifiman service is failing.",
+        "context",
+        day=2,
+        event="session_summary",
+    ).with_changes(source_session="s-2")
+    problem = mem(
+        "Open problem (as of 2026-03-02): The wifiman service is failing.",
+        "gotcha",
+        priority=7,
+        day=2,
+        event="open_problem",
+    ).with_changes(source_session="s-2")
+    both = build(BriefingInput("p", "main", NOW, [Item(summary, 0.5), Item(problem, 0.9)]),
+                 estimate_tokens).markdown  # fmt: skip
+    assert both.count("service is failing") == 1 and "Installed with apt" in both
+    # with no line of its own (another session's summary), the summary says it
+    alone = build(BriefingInput("p", "main", NOW, [Item(summary, 0.5)]), estimate_tokens)
+    assert "still open: The wifiman service is failing" in alone.markdown
+
+
 def test_no_two_lines_say_the_same_thing():
     items = [
         Item(mem("Use uv run for everything, never bare python", "pattern",

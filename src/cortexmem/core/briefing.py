@@ -263,11 +263,15 @@ def _paths(text: str, width: int) -> str:
     return ", ".join(shown) + more
 
 
-def summary_text(content: str, width: int) -> str:
+def summary_text(content: str, width: int, *, open_listed: bool = False) -> str:
     """A session summary in ``width`` characters: each part cut to its share of the line (a
     share a short part leaves unused goes to the others), so the outcome, the files changed and
-    what is still open are never clipped away behind a long opening request."""
+    what is still open are never clipped away behind a long opening request. With
+    ``open_listed`` (the session's open problems have lines of their own) it does not say
+    again what is still open."""
     head, parts = summary_parts(content)
+    if open_listed:
+        parts.pop("Still open", None)
     if not parts:
         return shorten(content, width)
     room = max(width - len(head) - 2, 40)
@@ -302,12 +306,20 @@ def summary_text(content: str, width: int) -> str:
     return f"{head}: " + ". ".join(said)
 
 
-def item_line(item: Item, now: datetime, branch: str | None = None, width: int = ITEM_CHARS) -> str:
+def item_line(
+    item: Item,
+    now: datetime,
+    branch: str | None = None,
+    width: int = ITEM_CHARS,
+    open_listed: frozenset[str] = frozenset(),
+) -> str:
+    """The line of ``item``; ``open_listed``: the sessions whose open problems the briefing
+    lists (their summaries do not repeat them)."""
     m = item.memory
     note = f" ({item.note})" if item.note else ""
     where = f"{m.branch} · " if m.branch and branch and m.branch != branch and not note else ""
     if tags_of(m) & SUMMARY_TAGS:
-        text = summary_text(m.content, width)
+        text = summary_text(m.content, width, open_listed=m.source_session in open_listed)
     else:
         text = shorten(m.content, width)
     return f"- {marker(m.confidence)} {text}{note} — {where}{age(m.created_at, now)}"
@@ -456,9 +468,19 @@ def header(data: BriefingInput) -> list[str]:
 Line = tuple[str, Item | None, frozenset[str]]  # text, the memory it shows, its words
 
 
+def open_listed(data: BriefingInput) -> frozenset[str]:
+    """The sessions whose open problems all get a line of the open problems' section (what a
+    session's summary says is still open is then not said twice)."""
+    ranked = sorted(data.items, key=lambda i: (-i.score, i.memory.created_at, i.memory.id))
+    problems = [i.memory.source_session for i in ranked if section_of(i.memory) == "open"]
+    shown = set(problems[: LINE_BUDGETS["open"]])
+    return frozenset(s for s in shown - set(problems[LINE_BUDGETS["open"] :]) if s)
+
+
 def pools_of(data: BriefingInput) -> tuple[dict[str, list[Line]], str]:
     """Each section's candidate lines, best first, and the plan's title ('' without one)."""
     pools: dict[str, list[Line]] = {name: [] for name in LINE_BUDGETS}
+    listed = open_listed(data)
     ranked = sorted(data.items, key=lambda i: (-i.score, i.memory.created_at, i.memory.id))
     progress = [i for i in ranked if section_of(i.memory) is None
                 and i.memory.memory_type == "progress"]  # fmt: skip
@@ -470,7 +492,7 @@ def pools_of(data: BriefingInput) -> tuple[dict[str, list[Line]], str]:
     # the newest session in full, then the short lines (the files worked on, the recent work
     # folded), then the older sessions at the width of an item (budget left widens them)
     for item in summaries[:1]:
-        line = item_line(item, data.now, data.branch, SUMMARY_CHARS)
+        line = item_line(item, data.now, data.branch, SUMMARY_CHARS, listed)
         pools["state"].append((line, item, words(item.memory.content)))
     if data.files:
         files = ", ".join(f"`{f}`" for f in data.files[:FILES_SHOWN])
@@ -479,7 +501,7 @@ def pools_of(data: BriefingInput) -> tuple[dict[str, list[Line]], str]:
     if folded is not None:
         pools["state"].append((folded, None, words(folded)))
     for item in summaries[1:]:
-        line = item_line(item, data.now, data.branch, ITEM_CHARS)
+        line = item_line(item, data.now, data.branch, ITEM_CHARS, listed)
         pools["state"].append((line, item, words(item.memory.content)))
     if data.sessions:
         titles = "; ".join(shorten(t, 70) for t in data.sessions[:3])
@@ -517,6 +539,7 @@ def build(data: BriefingInput, count: Callable[[str], int]) -> Briefing:
     """The briefing for ``data`` under its budget; ``count`` counts tokens."""
     budget = budget_for(data)
     pools, title = pools_of(data)
+    listed = open_listed(data)
     chosen: dict[str, list[int]] = {name: [] for name in LINE_BUDGETS}
     said: list[frozenset[str]] = []  # the words of every line chosen so far
     head = "\n".join(header(data))
@@ -570,7 +593,7 @@ def build(data: BriefingInput, count: Callable[[str], int]) -> Briefing:
             if owner is None:
                 continue
             for start in (ITEM_CHARS, SUMMARY_CHARS):  # the width the line was drawn at
-                drawn = item_line(owner, data.now, data.branch, start)
+                drawn = item_line(owner, data.now, data.branch, start, listed)
                 if drawn == pools[name][index][0] and len(owner.memory.content) > start:
                     widths[(name, index)] = start
     for step in (WIDEN_STEP, WIDEN_STEP // 4):  # then a finer step for the last few tokens
@@ -585,7 +608,7 @@ def build(data: BriefingInput, count: Callable[[str], int]) -> Briefing:
                 owner = pools[name][index][1]
                 assert owner is not None
                 old = shown.get(key, pools[name][index][0])
-                new = item_line(owner, data.now, data.branch, width + step)
+                new = item_line(owner, data.now, data.branch, width + step, listed)
                 price = count("\n" + new) - count("\n" + old)
                 if new == old or used + price > budget:
                     full.add(key)
