@@ -1186,6 +1186,19 @@ def test_decisions_written_into_a_document_count_once_the_write_succeeded():
     assert not [e for e in Session().tool("Edit", code, "ok").events() if e.kind == "decision"]
 
 
+def test_decisions_a_document_of_the_project_lists_count_when_the_session_reads_it():
+    """A status note another assistant or the person keeps is the project's record too."""
+    shown = "".join(f"{n:>6}\u2192{line}\n" for n, line in enumerate(STATUS_EDIT.splitlines(), 1))
+    read = Session().tool("Read", {"file_path": "/home/dev/app/docs/../STATUS.md"}, shown)
+    assert len([e for e in read.events() if e.kind == "decision"]) == 3
+    # one outside the project (a person's global notes, another repository's) is not
+    for path in ("/home/dev/NOTES.md", "/home/dev/app/../other/STATUS.md"):
+        away = Session().tool("Read", {"file_path": path}, shown).events()
+        assert not [e for e in away if e.kind == "decision"], path
+    failed = Session().tool("Read", {"file_path": "/home/dev/app/STATUS.md"}, shown, error=True)
+    assert not [e for e in failed.events() if e.kind == "decision"]
+
+
 def test_the_plan_the_person_approved_lists_decisions_a_pasted_document_does_not():
     plan = "# Plan: reset command\n\n**Key design decisions:**\n- Reset works when disabled\n"
     approved = Session().say("Implement the following plan:\n\n" + plan, role="user")

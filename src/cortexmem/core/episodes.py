@@ -19,7 +19,6 @@ before any cut is made.
 
 from __future__ import annotations
 
-import posixpath
 import re
 from typing import Any, Final
 
@@ -31,7 +30,7 @@ from cortexmem.core.text import (
     base_folder,
     clip_redacted,
     is_document,
-    path_inside,
+    project_document,
     relative_path,
 )
 from cortexmem.model import Episode, Memory, SourceContext, normalise_time, parse_time, utc_now
@@ -53,16 +52,9 @@ MAX_WRITTEN: Final = 6_000
 # end, past a 6,000-character head). Code is the repository's; only documents count
 # (``core.text.is_document``). The same text read again in a session is stored once.
 MAX_READ: Final = 20_000
-# Claude Code numbers the lines it shows ("   12→text"); the numbers are not the document's.
-_LINE_NUMBER: Final = re.compile(r"^\s*\d+\u2192", re.MULTILINE)
 _PARAGRAPH: Final = re.compile(r"\n\s*\n")
 _SENTENCE: Final = re.compile(r"(?<=[.!?:;])\s+")
 _BLANKS: Final = re.compile(r"\n{3,}")
-
-
-def _normal(path: str) -> str:
-    """``a/b/../c`` as ``a/c`` (a POSIX path; a Windows one is left as it is)."""
-    return posixpath.normpath(path) if path.startswith("/") else path
 
 
 def chunk_text(text: str, limit: int = MAX_CHUNK) -> list[str]:
@@ -269,12 +261,11 @@ class EpisodeCollector:
         """A document of the project as it was read, under its path, as far as ``MAX_READ``
         (one outside it, such as a person's global instructions or a plugin's notes, is not the
         project's state)."""
-        home = self.home or entry.cwd
-        inside = path_inside(_normal(path), home) if home else None
-        if not inside:
+        document = project_document(path, shown, self.home or entry.cwd)
+        if document is None:
             return []
         # the whole result: a cut before redacting could leave half a secret in what is kept
-        body = _LINE_NUMBER.sub("", shown)
+        inside, body = document
         text = f"{inside}:\n{body}"
         return self._episodes(entry, clip_redacted(text, MAX_READ), "read", redacted=True)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 import re
 from typing import Final
 
@@ -98,6 +99,24 @@ def path_inside(path: str | None, folder: str | None) -> str | None:
         return ""
     inside = relative_path(path, folder)
     return None if inside in (path, path.replace("\\", "/")) else inside
+
+
+# Claude Code numbers the lines a read shows ("   12→text"); the numbers are not the document's.
+_LINE_NUMBER: Final = re.compile(r"^\s*\d+\u2192", re.MULTILINE)
+
+
+def project_document(path: str, shown: str, home: str | None) -> tuple[str, str] | None:
+    """A document of the project as a read showed it: its path relative to the project
+    ``home`` and its text without the host's line numbers. ``None`` for a file that is not a
+    document, or one outside the project (a person's global instructions, a plugin's notes
+    are not the project's state), after ``..`` is resolved."""
+    if not is_document(path):
+        return None
+    normal = posixpath.normpath(path) if path.startswith("/") else path
+    inside = path_inside(normal, home) if home else None
+    if not inside:
+        return None
+    return inside, _LINE_NUMBER.sub("", shown)
 
 
 def base_folder(home: str | None, cwd: str | None) -> str | None:

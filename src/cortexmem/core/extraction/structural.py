@@ -22,7 +22,13 @@ from cortexmem.core.extraction.events import EventFactory, clip
 from cortexmem.core.extraction.keywords import listed_decisions
 from cortexmem.core.extraction.prose import ANNOUNCES
 from cortexmem.core.session import Entry, ToolCall, ToolResult
-from cortexmem.core.text import base_folder, is_document, path_inside, relative_path
+from cortexmem.core.text import (
+    base_folder,
+    is_document,
+    path_inside,
+    project_document,
+    relative_path,
+)
 from cortexmem.model import Event, content_hash
 
 MAX_PENDING: Final = 256
@@ -232,6 +238,12 @@ class StructuralLayer:
             written = self.listed.pop(result.call_id, [])
             if not result.is_error:
                 events += self.decisions(entry, written, LISTED_DECISION)
+        elif call.kind == "read" and not result.is_error:
+            # and so are those of a document of the project the session read (a status note
+            # another assistant or a person keeps), whoever wrote them
+            document = project_document(call.path, result.text, self.home or entry.cwd)
+            if document is not None:
+                events += self.decisions(entry, listed_decisions(document[1]), LISTED_DECISION)
         if result.is_error and call.kind not in ("shell", "plan"):
             events += self._failure(entry, call, self._target(call, entry), result.text)
         elif not result.is_error and call.kind != "shell":
