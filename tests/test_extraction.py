@@ -992,6 +992,27 @@ def test_the_outcome_is_the_closing_reply_to_the_last_request_not_an_intention()
     assert "I need to update the reset command" not in summary
 
 
+def test_a_session_that_ended_on_a_failure_or_a_refusal_says_so():
+    """The closing reply alone ("I found the installer") would read as where the work stands."""
+    session = (
+        Session()
+        .say("install wifiman, the app center is not working", role="user")
+        .say("I can see the wifiman-desktop-1.1.3-amd64.deb installer in your Downloads folder.")
+        .bash("sudo dpkg -i wifiman.deb", "sudo: a password is required", error=True)
+        .say("Let me try installing it with apt:")
+        .tool("Bash", {"command": "sudo apt install ./wifiman.deb"}, REJECTED, error=True)
+    )  # fmt: skip
+    (summary,) = digest_of(session)["session_summary"]
+    assert (
+        "in your Downloads folder. Then `sudo dpkg -i wifiman.deb` failed: sudo: a password is "
+        "required; the person refused `sudo apt install ./wifiman.deb`. Still open:"
+    ) in summary
+    # a session that went on to work after the failure ended on that work
+    session.tool("Write", {"file_path": "/home/dev/app/INSTALL.md", "content": "x"}, "ok")
+    (summary,) = digest_of(session)["session_summary"]
+    assert "Then" not in summary
+
+
 def test_one_session_summary_with_goal_outcome_files_and_commits():
     session = (
         Session()

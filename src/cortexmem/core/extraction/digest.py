@@ -264,6 +264,35 @@ def closing_reply(replies: Sequence[Event], prompts: Sequence[Event]) -> str | N
     return None
 
 
+MAX_ENDING: Final = 2
+ENDING_CHARS: Final = 160
+
+
+def how_it_ended(events: Sequence[Event], still_open: Sequence[Event] = ()) -> str | None:
+    """What the session did after its last substantial reply, when that was to fail or to be
+    refused and nothing succeeded after it ("`sudo dpkg -i …` failed (…); the person refused
+    `sudo apt install …`"): the closing reply alone would read as where the work stands (the
+    installer found) when the session ended on a refusal. Failures already said to be still
+    open (``still_open``) are not said twice."""
+    said = [e for e in events if e.kind == "reply" and len(stated(e.content)) >= MIN_OUTCOME]
+    line = (said[-1].provenance.line or 0) if said else 0
+    ending: list[Event] = []
+    for event in (e for e in events if (e.provenance.line or 0) > line):
+        if (event.kind == "error" and event.payload.get("call") == "shell") or (
+            event.kind == "refused"
+        ):
+            ending.append(event)
+        elif event.kind == "file_modified" or (
+            event.kind in ("command", "test_run") and event.payload.get("ok")
+        ):
+            ending = []  # the work went on after it
+    told = [e for e in ending if e not in still_open][-MAX_ENDING:]
+    if not told:
+        return None
+    parts = [clip(e.content, ENDING_CHARS) for e in told]
+    return "; ".join(p[:1].lower() + p[1:] if p.startswith("The person") else p for p in parts)
+
+
 _WORDS: Final = re.compile(r"[a-z0-9]+")
 # The share of a fix's cause a closing reply holds for the reply to be that cause restated.
 RESTATED: Final = 0.8
@@ -303,9 +332,13 @@ def session_summary(events: Sequence[Event], problems: list[tuple[Event, str]]) 
         if last is not first:
             parts.append(f"Last request: {clip(last.content, GOAL_CHARS)}")
     closing = closing_reply(replies, prompts)
+    ended = how_it_ended(events, [e for e, _ in problems])
     if closing is not None:
         closing = fix_told(closing, [e for e in events if e.kind == "error_resolved"])
-        parts.append(f"Outcome: {clip(closing, OUTCOME_CHARS)}")
+        then = f" Then {ended}" if ended else ""
+        parts.append(f"Outcome: {clip(closing, OUTCOME_CHARS)}{then}")
+    elif ended:
+        parts.append(f"Outcome: {ended}")
     files = list(
         dict.fromkeys(str(e.payload.get("path")) for e in events if e.kind == "file_modified")
     )
