@@ -166,6 +166,15 @@ def test_render_cuts_long_memories_and_stops_at_the_cap():
     assert estimate_tokens(render([pick(0.9, dense, id=f"m-{i}") for i in range(3)])) <= TOKEN_CAP
 
 
+def test_fewer_picks_share_the_room_of_five():
+    """The room of the items not shown goes to those that are: one long passage says more."""
+    passage = " ".join(f"Step {i}: the reset test helper mirrors clean_test.go." for i in range(40))
+    (one,) = render([pick(0.9, passage, id="m-one")]).splitlines()[1:]
+    assert len(one) > 1_000
+    five = render([pick(0.9, passage, id=f"m-{i}") for i in range(5)]).splitlines()[1:]
+    assert len(five) == 5 and all(len(line) <= 440 for line in five)
+
+
 # ----------------------------------------------------------------------------- processes
 
 MEMORIES = [

@@ -47,6 +47,7 @@ COMPANION: Final = 0.35
 # excerpts of five were cut short of it (continuity inject 0.50 at 400, 0.53 at 500).
 MAX_ITEMS: Final = 5
 TOKEN_CAP: Final = 500
+ITEM_CHARS: Final = 400
 MIN_WORDS: Final = 3
 __all__ = [
     "Pick",
@@ -198,16 +199,19 @@ def excerpt(text: str, prompt: str, width: int) -> str:
 
 
 def render(picks: Sequence[Pick], token_cap: int = TOKEN_CAP, prompt: str = "") -> str:
-    """The context block: a header and one line per memory, cut to stay under the cap."""
+    """The context block: a header and one line per memory, cut to stay under the cap. An item
+    gets ``ITEM_CHARS`` or its share of the room left, whichever is more: with fewer than five
+    picks, the room of those not shown goes to those that are (the answer is often past the
+    first 400 characters of a passage; continuity inject 0.54 -> 0.55, held-out 0.38 -> 0.39)."""
     if not picks:
         return ""
     lines = [HEADER]
-    for pick in picks:
+    for n, pick in enumerate(picks):
         m = pick.memory
         where = f", {m.branch}" if m.branch else ""
         head = f"- [{m.memory_type}{where}, {m.id}] "
         room = (token_cap - estimate_tokens("\n".join(lines)) - estimate_tokens(head)) * 4
-        room = min(room, 400)
+        room = min(room, max(ITEM_CHARS, room // (len(picks) - n)))
         # Characters/4 is only one side of the estimate: many short words ("a = 1, b = 2")
         # cost more, so shorten until the whole block fits.
         while room >= 60:
