@@ -1056,6 +1056,16 @@ def test_one_step_run_with_other_output_flags_is_one_how_to():
     ]
 
 
+def test_a_formatter_asked_only_to_check_is_the_formatters_how_to():
+    session = Session().bash("uv run ruff format .", "3 files reformatted")
+    session.bash("uv run ruff format --check .", "12 files already formatted")
+    session.bash("uv run ruff check --diff .", "All checks passed!")  # not a formatter
+    assert digest_of(session)["howto"] == [
+        "How to lint / type-check: `uv run ruff format .`",
+        "How to lint / type-check: `uv run ruff check --diff .`",
+    ]
+
+
 def test_a_formatter_given_a_folder_is_a_check_not_a_build():
     session = Session().bash("uv run ruff format .", "3 files left unchanged")
     session.bash("npm run test:unit", "ok")

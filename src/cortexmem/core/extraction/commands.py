@@ -81,9 +81,19 @@ _OUTPUT_FLAGS: Final = re.compile(
 )
 
 
+# A formatter asked only to check (``ruff format --check .``, ``black --check``, ``cargo fmt
+# --check``) is the same step as the formatter: one how-to says how the project is formatted.
+_FORMATTER: Final = re.compile(r"(?:^|\s)(?:\S*/)?(?:format|fmt|black|prettier|isort)(?=\s|$)")
+_CHECK_ONLY: Final = re.compile(r"\s--(?:check|diff)(?=\s|$)")
+
+
 def step_key(command: str) -> str:
-    """What a project step is, whatever it prints: the command without its output flags."""
-    return _OUTPUT_FLAGS.sub("", " " + command).strip()
+    """What a project step is, whatever it prints: the command without its output flags (and a
+    formatter without its check-only flag)."""
+    key = _OUTPUT_FLAGS.sub("", " " + command)
+    if _FORMATTER.search(key):
+        key = _CHECK_ONLY.sub("", key)
+    return key.strip()
 
 
 def display_command(command: str) -> str:
