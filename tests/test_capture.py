@@ -179,6 +179,32 @@ def test_ingest_routes_by_cwd_and_is_idempotent(tmp_path: Path, repo: Path):
     assert unrouted.sessions == 0 and all("is gone" in s.reason for s in unrouted.skipped)
 
 
+REAL_SESSIONS = [
+    "Durban-Designer-vsla/-home-kenth56-Downloads/9dd861b1-71f8-41ee-bb93-7d3724bcb337.jsonl",
+    "entireio-skills/-Users-alisha-Projects-agent-plugins/"
+    "0953ba2a-3a92-48a0-884e-ce8f7ebbe8ba.jsonl",
+    "slopometry/transcript.jsonl",
+]
+
+
+@pytest.mark.parametrize("name", REAL_SESSIONS)
+def test_the_digest_a_capture_stores_is_the_digest_of_all_the_sessions_events(store, name: str):
+    """The digest reads the session's events back from the store (``DIGEST_KINDS``): what it
+    stores must be what the same code makes of every event the transcript holds (a kind the
+    digest reads but the store is not asked for is silently missing)."""
+    from cortexmem.core.extraction.digest import session_digest
+    from cortexmem.core.extraction.extractor import ExtractionContext, extract
+
+    path = TRANSCRIPTS / name
+    if not path.exists():
+        pytest.skip(f"{path} is not here")
+    capture.capture_transcript(store, path, reader=READER, session_id=None)
+    stored = sorted(m.content for m in store.iter_memories() if "layer:digest" in m.tags)
+    entries = [entry for entry, _ in READER.iter_entries(path) if entry is not None]
+    events = extract(entries, ExtractionContext(dialect=READER.dialect))
+    assert stored == sorted(m.content for m in session_digest(events, str(path)))
+
+
 @pytest.mark.skipif(not TRANSCRIPTS.exists(), reason=f"{TRANSCRIPTS} is not here")
 def test_ingest_of_every_real_transcript(tmp_path: Path, repo: Path):
     result = ingest([TRANSCRIPTS], reader=READER, into=repo)

@@ -1007,6 +1007,20 @@ def test_a_session_that_ended_on_a_failure_or_a_refusal_says_so():
         "in your Downloads folder. Then `sudo dpkg -i wifiman.deb` failed: sudo: a password is "
         "required; the person refused `sudo apt install ./wifiman.deb`. Still open:"
     ) in summary
+    # more tries between: the first failure (what went wrong) and the end, the tries counted
+    tries = (
+        Session()
+        .say("search the history", role="user")
+        .say("The README now documents the search skill and its options.")
+    )
+    for repo in ("", " --repo a/b", " repo:*"):
+        tries.bash(f"entire search x{repo}", "could not find 'origin' remote", error=True)
+    tries.tool("Bash", {"command": "entire search x --repo '*'"}, REJECTED, error=True)
+    (summary,) = digest_of(tries)["session_summary"]
+    assert summary.endswith(
+        "Then `entire search x` failed: could not find 'origin' remote; 2 more tries; the person "
+        "refused `entire search x --repo '*'`."
+    )
     # a session that went on to work after the failure ended on that work
     session.tool("Write", {"file_path": "/home/dev/app/INSTALL.md", "content": "x"}, "ok")
     (summary,) = digest_of(session)["session_summary"]

@@ -30,7 +30,7 @@ from cortexmem.model import Event, Memory, SourceContext
 # The events a digest reads.
 DIGEST_KINDS: Final = (
     "prompt", "reply", "file_modified", "commit", "test_run", "command", "error",
-    "error_resolved", "plan", "plan_step", "problem", "fix",
+    "error_resolved", "plan", "plan_step", "problem", "fix", "refused",
 )  # fmt: skip
 DIGEST_TAG: Final = "digest:"
 MAX_FILES: Final = 12
@@ -49,7 +49,10 @@ def digest_tag(transcript: str) -> str:
 
 
 def _ordered(events: Iterable[Event]) -> list[Event]:
-    unique = {e.content_hash: e for e in events}
+    """Each event once, at its first time (as the store keeps it), in transcript order."""
+    unique: dict[str, Event] = {}
+    for event in events:
+        unique.setdefault(event.content_hash, event)
     return sorted(unique.values(), key=lambda e: (e.provenance.line or 0, e.created_at))
 
 
@@ -264,7 +267,6 @@ def closing_reply(replies: Sequence[Event], prompts: Sequence[Event]) -> str | N
     return None
 
 
-MAX_ENDING: Final = 2
 ENDING_CHARS: Final = 160
 
 
@@ -286,11 +288,18 @@ def how_it_ended(events: Sequence[Event], still_open: Sequence[Event] = ()) -> s
             event.kind in ("command", "test_run") and event.payload.get("ok")
         ):
             ending = []  # the work went on after it
-    told = [e for e in ending if e not in still_open][-MAX_ENDING:]
+    told = [e for e in ending if e not in still_open]
     if not told:
         return None
-    parts = [clip(e.content, ENDING_CHARS) for e in told]
-    return "; ".join(p[:1].lower() + p[1:] if p.startswith("The person") else p for p in parts)
+    # the first failure says what went wrong, the last event how it ended; the tries between
+    # are counted
+    parts = [
+        clip(e.content, ENDING_CHARS) for e in (told if len(told) <= 2 else told[:: len(told) - 1])
+    ]
+    parts = [p[:1].lower() + p[1:] if p.startswith("The person") else p for p in parts]
+    if len(told) > 2:
+        parts.insert(1, f"{len(told) - 2} more tries")
+    return "; ".join(parts)
 
 
 _WORDS: Final = re.compile(r"[a-z0-9]+")
