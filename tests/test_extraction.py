@@ -318,18 +318,20 @@ def test_calls_stopped_with_a_refused_one_are_not_what_the_person_refused():
     assert lesson.text.startswith("Do not run `which python3` unasked")
 
 
-def test_an_approved_plan_is_remembered_and_a_refused_one_is_not():
-    events = (
+def test_an_approved_plan_is_remembered_until_carried_out_and_a_refused_one_is_not():
+    session = (
         Session()
         .tool("exit_plan_mode", {"plan": "1. Add a retry table\n2. Schedule retries"}, "ok")
         .tool("ExitPlanMode", {"plan": "1. Use Celery"}, "User rejected the plan", error=True)
-        .events()
     )  # fmt: skip
-    plans = [e for e in events if e.kind == "plan"]
+    plans = [e for e in session.events() if e.kind == "plan"]
     assert [p.payload["approved"] for p in plans] == [True, False]
-    assert [m.content for m in to_memories(events)] == [
-        "Plan: 1. Add a retry table\n2. Schedule retries"
-    ]
+    assert digest_of(session)["plan"] == ["Plan: 1. Add a retry table\n2. Schedule retries"]
+    assert not to_memories(session.events())  # the session's digest holds it, not the event
+    # carried out and committed: history (its words stay an episode), no longer the plan
+    session.tool("Write", {"file_path": "/home/dev/app/retry.py", "content": "x"}, "ok")
+    session.bash('git commit -m "Add retries"', "[main 3f2c1a9] Add retries\n 1 file changed")
+    assert "plan" not in digest_of(session)
 
 
 def test_a_subagent_report_is_kept_and_read_for_markers():

@@ -5,7 +5,8 @@ Per-event memories record what was said; some knowledge only exists across a who
 * ``session_summary``: the goal (the first real prompt), the outcome (the last replies), the
   files changed, the commits and what is still open, one memory per session;
 * the plan folded: one memory with the latest to-do list and each step's final status (the
-  last update wins; steps dropped from the list are gone), not one memory per step;
+  last update wins; steps dropped from the list are gone), not one memory per step; and the
+  last plan the person approved, until the session has carried it out;
 * ``open_problem``: a failure (a test or check run, a build, a problem described in words)
   that nothing later in the session resolved;
 * ``howto``: the commands the session used, successfully, as its test / check / build steps.
@@ -40,6 +41,7 @@ MAX_OPEN: Final = 5
 MAX_STEPS: Final = 30
 GOAL_CHARS: Final = 400
 OUTCOME_CHARS: Final = 1_200
+PLAN_PREFIX: Final = "Plan: "
 STEP_LABELS: Final = {"test": "run the tests", "check": "lint / type-check", "build": "build / run"}
 
 
@@ -173,12 +175,16 @@ def _checks(event: Event) -> bool:
 
 def plan_finished(events: Sequence[Event], steps: Sequence[tuple[str, str]], last: Event) -> bool:
     """Whether a plan needs no memory of its own: every step is done (the session's summary
-    says what was done), or the to-do list went stale — after its last update the session's
-    checks passed and a message said the work is complete (to-do lists are often
-    not updated again after a compaction, or the session went on to a new request)."""
-    if all(status == "completed" for _, status in steps):
-        return True
-    line = last.provenance.line or 0
+    says what was done), or the to-do list went stale (``done_after`` its last update: to-do
+    lists are often not updated again after a compaction, or the session went on to a new
+    request)."""
+    return all(status == "completed" for _, status in steps) or done_after(events, last)
+
+
+def done_after(events: Sequence[Event], event: Event) -> bool:
+    """Whether the work went on to its end after ``event``: the session's checks passed and a
+    message said the work is complete."""
+    line = event.provenance.line or 0
     later = [e for e in events if (e.provenance.line or 0) > line]
     passed = any(
         e.payload.get("ok")
@@ -186,6 +192,23 @@ def plan_finished(events: Sequence[Event], steps: Sequence[tuple[str, str]], las
         for e in later
     )  # fmt: skip
     return passed and any(e.kind == "reply" and _FINISHED.search(e.content) for e in later)
+
+
+def approved_plan(events: Sequence[Event]) -> Event | None:
+    """The last plan the person approved, while the session has not carried it out. Carried
+    out, it is history (its text stays an episode; the summary says what was done), and shown
+    as the plan it would tell a next session that the work is still to do: it is carried out
+    once the work went on to its end (``done_after``) or was committed."""
+    plans = [
+        e for e in events
+        if e.kind == "plan" and e.payload.get("call") == "plan" and e.payload.get("approved", True)
+    ]  # fmt: skip
+    if not plans:
+        return None
+    last = plans[-1]
+    line = last.provenance.line or 0
+    committed = any(e.kind == "commit" and (e.provenance.line or 0) > line for e in events)
+    return None if committed or done_after(events, last) else last
 
 
 def plan_text(steps: list[tuple[str, str]]) -> str:
@@ -379,6 +402,12 @@ def session_digest(events: Iterable[Event], transcript: str) -> list[Memory]:
     steps, last = folded_plan(ordered)
     if steps and last is not None and not plan_finished(ordered, steps, last):
         out.append(_memory(plan_text(steps), "plan", "progress", 6, last, tag))
+    approved = approved_plan(ordered)
+    if approved is not None:
+        out.append(
+            _memory(PLAN_PREFIX + approved.content, "plan", "progress", 6, approved, tag,
+                    confidence=approved.confidence)
+        )  # fmt: skip
     for event, text in problems:
         when = f" (as of {_date(event)}" + (
             f", {event.provenance.branch})" if event.provenance.branch else ")"

@@ -3,8 +3,9 @@
 Events are the complete record; memories are what a later session is told. Commands, file
 edits, test runs and raw errors stay events (the learning loop and the briefing read them);
 what a person would want to know next time becomes a memory. Progress is folded rather than
-logged: plan steps and commits are not one memory each but go into the session's digest
-(``digest``: its summary, its plan with final statuses, its open problems, its how-tos).
+logged: plan steps, approved plans and commits are not one memory each but go into the
+session's digest (``digest``: its summary, its plan with final statuses, the plan approved while
+it is not carried out, its open problems, its how-tos).
 Pure: events in, memories out.
 """
 
@@ -38,7 +39,6 @@ RULES: Final[dict[str, Rule]] = {
     "architecture": Rule("architecture", 7),
     "knowledge": Rule("context", 5),
     "progress": Rule("progress", 5),
-    "plan": Rule("progress", 6, "Plan: "),
     "compact_summary": Rule("progress", 5, "Session summary: "),
 }
 MEMORY_CONTENT: Final = 2_000
@@ -51,8 +51,6 @@ def worth_remembering(event: Event) -> bool:
     rule = RULES.get(event.kind)
     if rule is None or event.confidence < MIN_CONFIDENCE:
         return False
-    if event.kind == "plan":  # a plan proposed and approved, not a to-do list
-        return event.payload.get("call") == "plan" and event.payload.get("approved", True)
     if event.kind == "error_resolved":
         # A project step that failed, then passed after edits, with the cause the assistant
         # found: "failed, then passed after changes to x.py" alone teaches nothing (the event
