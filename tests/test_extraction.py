@@ -906,6 +906,37 @@ def test_a_fixed_failure_is_remembered_with_the_cause_the_assistant_found():
     assert "Let me look" not in memory.content  # an intention is no diagnosis
 
 
+def test_a_failure_the_session_moved_on_from_takes_no_later_diagnosis_as_its_cause():
+    """slopometry: ruff failed on an unused import, the import went without a word, the tests
+    ran and passed, and a diagnosis of another bug came later, before ruff passed again."""
+    lint = "F401 `re` imported but unused\n --> src/app/coverage.py:5:8\nFound 1 error."
+    session = (
+        Session()
+        .bash("uv run ruff check .", lint, error=True)
+        .tool("Edit", {"file_path": "/home/dev/app/src/app/coverage.py"}, "ok")
+        .bash("uv run pytest -x", "173 passed")
+        .say("The issue is that the import resolver doesn't know about the src/ prefix.")
+        .tool("Edit", {"file_path": "/home/dev/app/src/app/coverage.py"}, "ok")
+        .bash("uv run ruff check . && uv run pytest -x -q", "All checks passed!\n173 passed")
+    )  # fmt: skip
+    (resolved,) = [e for e in session.events() if e.kind == "error_resolved"]
+    assert "import resolver" not in resolved.content and not resolved.payload.get("cause")
+    assert not [m for m in to_memories(session.events()) if "event:error_resolved" in m.tags]
+    # another check of the same kind in between is still that work: its explanation stands
+    same = (
+        Session()
+        .bash("mise run fmt && mise run lint", "reset_test.go: duplicate of clean_test.go (dupl)",
+              error=True)
+        .tool("Edit", {"file_path": "/home/dev/app/reset_test.go"}, "ok")
+        .bash("mise run dup", "no new duplication")
+        .say("The duplication we addressed with //nolint:dupl is expected test setup code "
+             "duplication.")
+        .bash("mise run fmt && mise run lint", "0 issues.")
+    )  # fmt: skip
+    (kept,) = [m for m in to_memories(same.events()) if "event:error_resolved" in m.tags]
+    assert "expected test setup code duplication" in kept.content
+
+
 def test_a_fix_is_claimed_for_the_files_the_error_named_not_every_file_changed_meanwhile():
     lint_output = (
         "[lint] $ golangci-lint run\ncmd/entire/cli/reset_test.go:20:1: 36-64 lines are "

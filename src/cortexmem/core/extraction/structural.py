@@ -104,6 +104,10 @@ def fixed_files(changed: list[str], named: list[str]) -> list[str]:
 
 
 FILE_KINDS: Final = frozenset({"edit", "write"})
+# The cause of a failure the session moved on from without a word (another kind of step passed
+# before any diagnosis): what the assistant diagnoses later is about that other work. Shorter
+# than any diagnosis (``diagnosis`` keeps sentences of 12 characters or more).
+MOVED_ON: Final = "-"
 # How sure a decision listed under a heading that names decisions is
 # (``keywords.listed_decisions``): one in a plan the person approved, one written down or said.
 APPROVED_DECISION: Final = 0.8
@@ -329,6 +333,7 @@ class StructuralLayer:
         if failed is None:
             return []
         failed_call, line, seen, cause, named = failed
+        cause = "" if cause == MOVED_ON else cause
         changed = self.recent_files[max(0, len(self.recent_files) - (self.files_seen - seen)) :]
         changed = fixed_files(list(dict.fromkeys(changed)), named)
         shell = call.kind == "shell"
@@ -403,9 +408,25 @@ class StructuralLayer:
         else:
             for target in targets:
                 events += self._success(entry, call, target, shown=shown)
+            if commands.step_kind(command):
+                self._moved_on(command, targets)
             if commands.is_git_commit(command):
                 events += self._commit(entry, command, output)
         return events
+
+    def _moved_on(self, command: str, targets: list[str]) -> None:
+        """Another kind of step passed (the tests after a lint failure): the failures still
+        waiting for a diagnosis stop waiting. A session that fixed a lint error without a word
+        and went on to run its tests explains, later, something else ("the import resolver
+        doesn't know about src/"), and that is not why the lint failed. A step of the same kind
+        (``mise run dup`` after ``mise run lint``) is still that work."""
+        kind = commands.step_kind(command)
+        ran = {commands.normalise_command(part) for part in command.split("&&")} | set(targets)
+        for key, (failed, line, seen, cause, named) in list(self.failures.items()):
+            parts = {commands.normalise_command(part) for part in key[1].split("&&")}
+            other = commands.step_kind(key[1]) not in (None, kind)
+            if not cause and other and not parts & ran:
+                self.failures[key] = (failed, line, seen, MOVED_ON, named)
 
     def _commit(self, entry: Entry, command: str, output: str) -> list[Event]:
         sha, subject = commands.commit_details(command, output)
