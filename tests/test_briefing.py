@@ -451,6 +451,7 @@ def test_howto_commands_and_worked_files_from_events():
               run("grep -r foo ."), run("mise run lint | tee x"),
               # a run of one test file is that moment's, not how the project is tested
               *[run("uv run pytest test/test_cache.py -v")] * 3,
+              *[run("ruff check /home/dev/app/app/renderer.py")] * 2,  # nor a check of one file
               run("python manage.py test"),  # a project's step, though it names a file
               # scripts and inspections, run however, are that moment's
               run("uv run python3 -c 'import app; print(app.run())'"),
@@ -473,11 +474,16 @@ def test_how_tos_of_one_kind_fold_into_one_line():
         for n, c in enumerate(
             ["uv run pytest", "uv run pytest -m browser", "ruff format && uv run pytest"]
         )
-    ] + [Item(mem("How to lint / type-check: `ruff format`", "pattern", event="howto"), 0.5)]
+    ] + [
+        Item(mem(f"How to lint / type-check: `{c}`", "pattern", event="howto"), 0.5 - n / 10)
+        for n, c in enumerate(["uv run ruff format", "ruff format", "uv run ty check"])
+    ]  # fmt: skip
     text = build(BriefingInput("p", "main", NOW, howtos), estimate_tokens).markdown
     assert "How to run the tests: `uv run pytest`; `uv run pytest -m browser`" in text
     assert "&&" not in text  # a chain of commands each listed on its own adds nothing
     assert text.count("How to run the tests") == 1
+    # one step run bare by one session and through `uv run` by another is one command
+    assert "How to lint / type-check: `uv run ruff format`; `uv run ty check`" in text
 
 
 def test_a_summary_shows_its_outcome_behind_a_long_goal():

@@ -373,6 +373,9 @@ def test_a_result_without_its_call_and_a_call_without_its_result_yield_nothing()
         ("uv run mypy app", "check"),
         ("ruff check .", "check"),
         ("npx tsc --noEmit", "check"),
+        ("uv run ty check", "check"),  # the newer Python type checkers
+        ("uv run pyrefly check 2>&1 | tail -20", "check"),
+        ("pretty check", None),
         ("ls -la", None),
         ("cat pytest.ini", None),
         ("echo mypy", None),

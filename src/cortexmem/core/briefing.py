@@ -51,6 +51,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Final
 
+from cortexmem.core.extraction.commands import without_wrappers
 from cortexmem.core.text import shorten
 from cortexmem.model import Memory
 
@@ -400,9 +401,14 @@ def fold_howtos(howtos: Sequence[Item]) -> dict[str, Item]:
             groups.setdefault(match[1], []).append((item, match[2]))
     alone = {c.strip("`").strip() for pairs in groups.values() for _, c in pairs}
     for label, pairs in groups.items():
+        # one line per step: `ruff format` run bare by one session and as `uv run ruff format`
+        # by another is one command (the best-ranked form is shown)
+        steps: dict[str, str] = {}
+        for _, c in pairs:
+            steps.setdefault(without_wrappers(c.strip("`").strip()), c)
         commands = [
             c
-            for c in dict.fromkeys(c for _, c in pairs)
+            for c in steps.values()
             if not ("&&" in c and all(p.strip() in alone for p in c.strip("`").split("&&")))
         ]
         best = pairs[0][0]

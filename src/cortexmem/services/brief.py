@@ -99,10 +99,15 @@ _NOT_HOWTO = re.compile(
 
 def howto_commands(events, limit: int = 8) -> list:
     """The commands that worked, grouped and counted, that look like build/test/run steps
-    (not one-off inspection: ``ls``, ``grep``, ``git``, ``echo``…, nor a run of one test file
-    or of tests picked by name), most run first."""
+    (not one-off inspection: ``ls``, ``grep``, ``git``, ``echo``…, nor a run of one test file,
+    of tests picked by name or a check of one source file), most run first."""
     from cortexmem.core.briefing import Command
-    from cortexmem.core.extraction.commands import runs_one_test, without_wrappers
+    from cortexmem.core.extraction.commands import (
+        is_general_step,
+        run_kind,
+        runs_one_test,
+        without_wrappers,
+    )
 
     runs: dict[str, int] = {}
     described: dict[str, str] = {}
@@ -117,6 +122,8 @@ def howto_commands(events, limit: int = 8) -> list:
             continue
         if not _TOOL_WORDS.search(command) or runs_one_test(command):
             continue  # a run of one test file is that moment's, not how to test the project
+        if run_kind(command) and not is_general_step(command):
+            continue  # so is a checker or a runner given one file (`ruff check app/x.py`)
         runs[command] = runs.get(command, 0) + 1
         order.setdefault(command, n)
         if not described.get(command):

@@ -16,7 +16,8 @@ _TEST_RUNNERS: Final = re.compile(
     r"deno test|swift test|zig build test|coverage run|just (?:test|check))\b"
 )
 _CHECKERS: Final = re.compile(
-    r"(?:mypy|pyright|ruff check|ruff(?! format)|flake8|pylint|eslint|tsc|"
+    r"(?:mypy|pyright|basedpyright|ty check|pyrefly check|pyre check|ruff check|ruff(?! format)|"
+    r"flake8|pylint|eslint|tsc|"
     r"cargo (?:check|clippy)|golangci-lint|go vet|rubocop|shellcheck|biome|"
     r"(?:just|make) lint|pre-commit run)\b"
 )
