@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 from dataclasses import asdict
+from functools import lru_cache
 from typing import Any, Final
 
 from cortexmem.core.extraction import commands
@@ -101,6 +102,17 @@ def fixed_files(changed: list[str], named: list[str]) -> list[str]:
     wanted = set(named)
     hit = [path for path in changed if path.rsplit("/", 1)[-1].lower() in wanted]
     return hit or changed
+
+
+@lru_cache(maxsize=512)
+def _parts(command: str) -> frozenset[str]:
+    """The steps of a chain (``a && b``), each normalised."""
+    return frozenset(commands.normalise_command(part) for part in command.split("&&"))
+
+
+@lru_cache(maxsize=512)
+def _step_kind(command: str) -> str | None:
+    return commands.step_kind(command)
 
 
 FILE_KINDS: Final = frozenset({"edit", "write"})
@@ -420,12 +432,13 @@ class StructuralLayer:
         and went on to run its tests explains, later, something else ("the import resolver
         doesn't know about src/"), and that is not why the lint failed. A step of the same kind
         (``mise run dup`` after ``mise run lint``) is still that work."""
+        waiting = [(k, v) for k, v in self.failures.items() if not v[3]]
+        if not waiting:
+            return
         kind = commands.step_kind(command)
-        ran = {commands.normalise_command(part) for part in command.split("&&")} | set(targets)
-        for key, (failed, line, seen, cause, named) in list(self.failures.items()):
-            parts = {commands.normalise_command(part) for part in key[1].split("&&")}
-            other = commands.step_kind(key[1]) not in (None, kind)
-            if not cause and other and not parts & ran:
+        ran = _parts(command) | set(targets)
+        for key, (failed, line, seen, _, named) in waiting:
+            if _step_kind(key[1]) not in (None, kind) and not _parts(key[1]) & ran:
                 self.failures[key] = (failed, line, seen, MOVED_ON, named)
 
     def _commit(self, entry: Entry, command: str, output: str) -> list[Event]:
