@@ -474,10 +474,15 @@ def header(data: BriefingInput) -> list[str]:
 Line = tuple[str, Item | None, frozenset[str]]  # text, the memory it shows, its words
 
 
+def by_score(items: Sequence[Item]) -> list[Item]:
+    """Best score first; older first on a tie, then by id (the same input, the same order)."""
+    return sorted(items, key=lambda i: (-i.score, i.memory.created_at, i.memory.id))
+
+
 def open_listed(data: BriefingInput) -> frozenset[str]:
     """The sessions whose open problems all get a line of the open problems' section (what a
     session's summary says is still open is then not said twice)."""
-    ranked = sorted(data.items, key=lambda i: (-i.score, i.memory.created_at, i.memory.id))
+    ranked = by_score(data.items)
     problems = [i.memory.source_session for i in ranked if section_of(i.memory) == "open"]
     shown = set(problems[: LINE_BUDGETS["open"]])
     return frozenset(s for s in shown - set(problems[LINE_BUDGETS["open"] :]) if s)
@@ -487,7 +492,7 @@ def pools_of(data: BriefingInput) -> tuple[dict[str, list[Line]], str]:
     """Each section's candidate lines, best first, and the plan's title ('' without one)."""
     pools: dict[str, list[Line]] = {name: [] for name in LINE_BUDGETS}
     listed = open_listed(data)
-    ranked = sorted(data.items, key=lambda i: (-i.score, i.memory.created_at, i.memory.id))
+    ranked = by_score(data.items)
     progress = [i for i in ranked if section_of(i.memory) is None
                 and i.memory.memory_type == "progress"]  # fmt: skip
     summaries = newest_per_goal(sorted(
