@@ -304,6 +304,46 @@ def same_events_in_two_pieces(store, tmp_path: Path, lines: list[str]) -> None:
             assert sorted(e.content_hash for e in again.iter_events()) == whole, cut
 
 
+def bash(i: int, call_id: str, command: str) -> str:
+    """A Bash call as Claude Code records it."""
+    record = json.loads(tool_call(i, call_id))
+    record["message"]["content"][0]["input"] = {"command": command}
+    return json.dumps(record)
+
+
+def edit(i: int, call_id: str, path: str) -> str:
+    """An Edit call as Claude Code records it."""
+    record = json.loads(tool_call(i, call_id))
+    record["message"]["content"][0].update(
+        name="Edit", input={"file_path": path, "old_string": "a", "new_string": "b"}
+    )
+    return json.dumps(record)
+
+
+def test_a_failure_moved_on_from_keeps_no_cause_whether_read_at_once_or_in_pieces(
+    ctx: Context, tmp_path: Path
+):
+    """Whether a failure still waits for its diagnosis is carried from one pass to the next:
+    split anywhere, the ruff failure the session moved on from is resolved without the later
+    diagnosis of another bug."""
+    lines = [
+        bash(0, "c1", "uv run ruff check ."),
+        tool_result(1, "c1", "F401 `re` imported but unused\nFound 1 error.", True),
+        bash(2, "c2", "uv run pytest -x"),
+        tool_result(3, "c2", "173 passed in 3.2s", False),
+        line(4, "The issue is that the import resolver doesn't know about the src/ prefix."),
+        edit(5, "c3", "/home/dev/app/src/app/coverage.py"),
+        tool_result(6, "c3", "The file has been updated.", False),
+        bash(7, "c4", "uv run ruff check ."),
+        tool_result(8, "c4", "All checks passed!", False),
+    ]
+    store = ctx.writable("project")
+    read_in_pieces(store, tmp_path / "sess.jsonl", lines)
+    (resolved,) = [e for e in store.iter_events() if e.kind == "error_resolved"]
+    assert "import resolver" not in resolved.content and "coverage.py" in resolved.content
+    same_events_in_two_pieces(store, tmp_path, lines)
+
+
 def test_the_digest_converges_whether_read_at_once_or_in_pieces(ctx: Context, tmp_path: Path):
     """The session summary is rebuilt as the session grows (the older version deleted: it is
     derived from the events); reading in pieces leaves the same memories as reading at once."""
