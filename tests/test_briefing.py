@@ -452,12 +452,14 @@ def test_howto_commands_and_worked_files_from_events():
               # a run of one test file is that moment's, not how the project is tested
               *[run("uv run pytest test/test_cache.py -v")] * 3,
               *[run("ruff check /home/dev/app/app/renderer.py")] * 2,  # nor a check of one file
+              run("npx vitest --run"), run("uv run pytest ./tests"),  # the whole suite: kept
               run("python manage.py test"),  # a project's step, though it names a file
               # scripts and inspections, run however, are that moment's
               run("uv run python3 -c 'import app; print(app.run())'"),
               run("uv run pytest -q \\\n  --tb=short")]  # fmt: skip
     assert [(c.text, c.runs) for c in howto_commands(events)] == [
-        ("mise run test", 2), ("python manage.py test", 1)]  # fmt: skip
+        ("mise run test", 2), ("npx vitest --run", 1), ("uv run pytest ./tests", 1),
+        ("python manage.py test", 1)]  # fmt: skip
 
     def edit(path: str) -> Event:
         return Event("file_modified", f"Modified {path}", {"path": path})
@@ -476,14 +478,15 @@ def test_how_tos_of_one_kind_fold_into_one_line():
         )
     ] + [
         Item(mem(f"How to lint / type-check: `{c}`", "pattern", event="howto"), 0.5 - n / 10)
-        for n, c in enumerate(["uv run ruff format", "ruff format", "uv run ty check"])
+        for n, c in enumerate(["uv run ruff format", "ruff format", "uv run ty check",
+                               "RUN_SLOW=1 uv run ty check"])
     ]  # fmt: skip
     text = build(BriefingInput("p", "main", NOW, howtos), estimate_tokens).markdown
     assert "How to run the tests: `uv run pytest`; `uv run pytest -m browser`" in text
     assert "&&" not in text  # a chain of commands each listed on its own adds nothing
     assert text.count("How to run the tests") == 1
     # one step run bare by one session and through `uv run` by another is one command
-    assert "How to lint / type-check: `uv run ruff format`; `uv run ty check`" in text
+    assert "How to lint / type-check: `uv run ruff format`; `uv run ty check`; `RUN_SLOW=1" in text
 
 
 def test_a_summary_shows_its_outcome_behind_a_long_goal():

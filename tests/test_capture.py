@@ -329,6 +329,8 @@ def test_a_failure_moved_on_from_keeps_no_cause_whether_read_at_once_or_in_piece
     lines = [
         bash(0, "c1", "uv run ruff check ."),
         tool_result(1, "c1", "F401 `re` imported but unused\nFound 1 error.", True),
+        edit(2, "c0", "/home/dev/app/src/app/coverage.py"),
+        tool_result(2, "c0", "The file has been updated.", False),
         bash(2, "c2", "uv run pytest -x"),
         tool_result(3, "c2", "173 passed in 3.2s", False),
         line(4, "The issue is that the import resolver doesn't know about the src/ prefix."),
@@ -341,6 +343,30 @@ def test_a_failure_moved_on_from_keeps_no_cause_whether_read_at_once_or_in_piece
     read_in_pieces(store, tmp_path / "sess.jsonl", lines)
     (resolved,) = [e for e in store.iter_events() if e.kind == "error_resolved"]
     assert "import resolver" not in resolved.content and "coverage.py" in resolved.content
+    same_events_in_two_pieces(store, tmp_path, lines)
+
+
+def test_a_session_that_ends_on_a_refusal_it_met_before_says_so(ctx: Context, tmp_path: Path):
+    """The store keeps an event once; the same refusal later in the session is another one, so
+    the digest it reads back still ends on it."""
+    refused = (
+        "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if "
+        "it was a file edit, the new_string was NOT written to the file)."
+    )
+    lines = [
+        line(0, "install the app from the Downloads folder", role="user"),
+        line(1, "I can see the installer package in your Downloads folder, ready to install."),
+        bash(2, "c1", "sudo apt install ./app.deb"),
+        tool_result(3, "c1", refused, True),
+        bash(4, "c2", "ls ~/Downloads"),
+        tool_result(5, "c2", "app.deb", False),
+        bash(6, "c3", "sudo apt install ./app.deb"),
+        tool_result(7, "c3", refused, True),
+    ]
+    store = ctx.writable("project")
+    read_in_pieces(store, tmp_path / "sess.jsonl", lines, 4)
+    (summary,) = [m.content for m in store.iter_memories() if "event:session_summary" in m.tags]
+    assert summary.endswith("Then the person refused `sudo apt install ./app.deb`.")
     same_events_in_two_pieces(store, tmp_path, lines)
 
 

@@ -938,6 +938,17 @@ def test_a_failure_the_session_moved_on_from_takes_no_later_diagnosis_as_its_cau
     )  # fmt: skip
     (kept,) = [m for m in to_memories(same.events()) if "event:error_resolved" in m.tags]
     assert "expected test setup code duplication" in kept.content
+    # nothing edited since the failure: a check run before looking into it moves nothing on
+    looked = (
+        Session()
+        .bash("uv run pytest -q", "FAILED test_cache.py::test_key\n1 failed", error=True)
+        .bash("uv run ruff check .", "All checks passed!")
+        .say("The test fails because the cache key ignores the tenant id.")
+        .tool("Edit", {"file_path": "/home/dev/app/app/cache.py"}, "ok")
+        .bash("uv run pytest -q", "4 passed")
+    )  # fmt: skip
+    (cause,) = [m for m in to_memories(looked.events()) if "event:error_resolved" in m.tags]
+    assert "the cache key ignores the tenant id" in cause.content
 
 
 def test_a_fix_is_claimed_for_the_files_the_error_named_not_every_file_changed_meanwhile():
@@ -1057,6 +1068,26 @@ def test_a_session_that_ended_on_a_failure_or_a_refusal_says_so():
         "Then `entire search x` failed: could not find 'origin' remote; 2 more tries; the person "
         "refused `entire search x --repo '*'`."
     )
+    # calls the host stopped because one was refused are not the person's refusals, and a
+    # failure the summary lists as still open is not told again
+    stopped = "The user doesn't want to take this action right now. STOP what you are doing."
+    cancelled = (
+        Session()
+        .say("clean up the build folders", role="user")
+        .say("The build, dist and cache folders hold 2 GB of old artefacts from March.")
+        .tool("Bash", {"command": "rm -rf build"}, REJECTED, error=True)
+        .tool("Bash", {"command": "rm -rf dist"}, stopped, error=True)
+    )  # fmt: skip
+    (summary,) = digest_of(cancelled)["session_summary"]
+    assert summary.endswith("Then the person refused `rm -rf build`.")
+    still = (
+        Session()
+        .say("fix the cache tests", role="user")
+        .say("The cache key ignores the tenant id; the tests below check that it no longer does.")
+        .bash("uv run pytest -q", "FAILED test_cache.py::test_key\n1 failed", error=True)
+    )  # fmt: skip
+    (summary,) = digest_of(still)["session_summary"]
+    assert "Then" not in summary and "Still open: `uv run pytest -q` failed" in summary
     # a session that went on to work after the failure ended on that work
     session.tool("Write", {"file_path": "/home/dev/app/INSTALL.md", "content": "x"}, "ok")
     (summary,) = digest_of(session)["session_summary"]
@@ -1278,6 +1309,9 @@ def test_decisions_a_document_of_the_project_lists_count_when_the_session_reads_
         assert not [e for e in away if e.kind == "decision"], path
     failed = Session().tool("Read", {"file_path": "/home/dev/app/STATUS.md"}, shown, error=True)
     assert not [e for e in failed.events() if e.kind == "decision"]
+    # nor a dependency's inside the project folder
+    vendored = {"file_path": "/home/dev/app/node_modules/left-pad/README.md"}
+    assert not [e for e in Session().tool("Read", vendored, shown).events() if e.kind == "decision"]
 
 
 def test_the_plan_the_person_approved_lists_decisions_a_pasted_document_does_not():

@@ -51,7 +51,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Final
 
-from cortexmem.core.extraction.commands import without_wrappers
+from cortexmem.core.extraction.commands import without_runner
 from cortexmem.core.text import shorten
 from cortexmem.model import Memory
 
@@ -405,7 +405,7 @@ def fold_howtos(howtos: Sequence[Item]) -> dict[str, Item]:
         # by another is one command (the best-ranked form is shown)
         steps: dict[str, str] = {}
         for _, c in pairs:
-            steps.setdefault(without_wrappers(c.strip("`").strip()), c)
+            steps.setdefault(without_runner(c.strip("`").strip()), c)
         commands = [
             c
             for c in steps.values()

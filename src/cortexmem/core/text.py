@@ -105,16 +105,23 @@ def path_inside(path: str | None, folder: str | None) -> str | None:
 _LINE_NUMBER: Final = re.compile(r"^\s*\d+\u2192", re.MULTILINE)
 
 
+# Folders inside a project that hold other projects' files (dependencies, environments).
+_VENDORED: Final = frozenset(
+    {"node_modules", ".venv", "venv", "site-packages", "vendor", ".git", ".tox", "bower_components"}
+)
+
+
 def project_document(path: str, shown: str, home: str | None) -> tuple[str, str] | None:
     """A document of the project as a read showed it: its path relative to the project
     ``home`` and its text without the host's line numbers. ``None`` for a file that is not a
-    document, or one outside the project (a person's global instructions, a plugin's notes
-    are not the project's state), after ``..`` is resolved."""
+    document, one outside the project (a person's global instructions, a plugin's notes are
+    not the project's state), after ``..`` is resolved, or one of a dependency inside it
+    (``node_modules/left-pad/README.md``)."""
     if not is_document(path):
         return None
     normal = posixpath.normpath(path) if path.startswith("/") else path
     inside = path_inside(normal, home) if home else None
-    if not inside:
+    if not inside or _VENDORED & set(inside.replace("\\", "/").split("/")):
         return None
     return inside, _LINE_NUMBER.sub("", shown)
 

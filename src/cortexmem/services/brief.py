@@ -103,8 +103,7 @@ def howto_commands(events, limit: int = 8) -> list:
     of tests picked by name or a check of one source file), most run first."""
     from cortexmem.core.briefing import Command
     from cortexmem.core.extraction.commands import (
-        is_general_step,
-        run_kind,
+        checks_one_file,
         runs_one_test,
         without_wrappers,
     )
@@ -122,8 +121,8 @@ def howto_commands(events, limit: int = 8) -> list:
             continue
         if not _TOOL_WORDS.search(command) or runs_one_test(command):
             continue  # a run of one test file is that moment's, not how to test the project
-        if run_kind(command) and not is_general_step(command):
-            continue  # so is a checker or a runner given one file (`ruff check app/x.py`)
+        if checks_one_file(command):
+            continue  # so is a checker given one file (`ruff check app/x.py`)
         runs[command] = runs.get(command, 0) + 1
         order.setdefault(command, n)
         if not described.get(command):

@@ -65,6 +65,25 @@ def normalise_command(command: str) -> str:
         text = shorter
 
 
+# What only picks the environment a tool runs in (``uv run``, ``npx``, ``python -m``, the
+# project's ``.venv``): ``ruff format`` and ``uv run ruff format`` are one step; ``FOO=1`` or
+# ``sudo`` in front change what runs.
+_RUNNER: Final = re.compile(
+    r"^(?:(?:uv|poetry|pipenv|pdm|hatch|rye) run\s+|npx\s+|bunx\s+|pnpm exec\s+|"
+    r"python3?(?:\.\d+)? -m\s+|\.?[\\/]?\.venv[\\/](?:bin|Scripts)[\\/])"
+)
+
+
+def without_runner(command: str) -> str:
+    """``command`` without what only picks the environment it runs in (``uv run ruff
+    format`` → ``ruff format``; ``RUN_SLOW=1 uv run pytest`` and ``sudo make install`` stay)."""
+    while True:
+        shorter = _RUNNER.sub("", command, count=1)
+        if shorter == command:
+            return command
+        command = shorter
+
+
 def without_wrappers(segment: str) -> str:
     """One command of a chain without what only runs it (``uv run``, ``npx``, ``time``,
     ``python -m``, ``FOO=1``): the program that does the work comes first."""
@@ -269,6 +288,20 @@ _ONE_TEST: Final = re.compile(
     r"(?:^|[\s/])(?:test_[\w-]+\.py|[\w-]+_test\.(?:py|go)|[\w-]+\.(?:test|spec)\.[jt]sx?)\b"
     r"|::|\s-k\s|\s--?run[\s=]|--testNamePattern|--grep\b"
 )
+
+
+# One source file named as an argument (no glob): ``ruff check app/renderer.py``.
+_ONE_FILE: Final = re.compile(
+    r"\s[^\s*?]+\.(?:py|ts|tsx|js|jsx|go|rs|rb|java|kt|cs|php|swift)(?=\s|$)"
+)
+
+
+def checks_one_file(command: str) -> bool:
+    """Whether a test runner or checker is given one source file (``ruff check app/x.py``):
+    that moment's run, not how the project is checked (``python manage.py test`` runs a file,
+    it does not check one)."""
+    text = normalise_command(command)
+    return run_kind(text) is not None and _ONE_FILE.search(" " + without_wrappers(text)) is not None
 
 
 def runs_one_test(command: str) -> bool:

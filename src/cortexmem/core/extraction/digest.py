@@ -298,20 +298,22 @@ def how_it_ended(events: Sequence[Event], still_open: Sequence[Event] = ()) -> s
     refused and nothing succeeded after it ("`sudo dpkg -i …` failed (…); the person refused
     `sudo apt install …`"): the closing reply alone would read as where the work stands (the
     installer found) when the session ended on a refusal. Failures already said to be still
-    open (``still_open``) are not said twice."""
+    open (``still_open``: the runs of the open problems, at their lines) are not said twice."""
     said = [e for e in events if e.kind == "reply" and len(stated(e.content)) >= MIN_OUTCOME]
     line = (said[-1].provenance.line or 0) if said else 0
+    open_lines = {e.provenance.line for e in still_open}
     ending: list[Event] = []
     for event in (e for e in events if (e.provenance.line or 0) > line):
-        if (event.kind == "error" and event.payload.get("call") == "shell") or (
-            event.kind == "refused"
-        ):
+        failed = event.kind == "error" and event.payload.get("call") == "shell"
+        # a call the host stopped because another was refused was not refused by the person
+        refused = event.kind == "refused" and not event.payload.get("cancelled")
+        if failed or refused:
             ending.append(event)
         elif event.kind == "file_modified" or (
             event.kind in ("command", "test_run") and event.payload.get("ok")
         ):
             ending = []  # the work went on after it
-    told = [e for e in ending if e not in still_open]
+    told = [e for e in ending if e.provenance.line not in open_lines]
     if not told:
         return None
     # the first failure says what went wrong, the last event how it ended; the tries between

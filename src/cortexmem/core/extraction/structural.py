@@ -287,9 +287,12 @@ class StructuralLayer:
             what = f"`{clip(commands.display_command(call.command), 300)}`"
         else:
             what = f"{call.name} {self._target(call, entry)}".strip()
+        content = f"The person refused {what}"
+        # the same refusal later in the session is another one (a session that ends on it)
+        again = self._again(entry, content)
         refused = self.make(
-            "refused", f"The person refused {what}", entry, confidence=1.0, salience=0.5,
-            layer="structural", tool=call.name, call=call.kind, cancelled=along or None,
+            "refused", content, entry, confidence=1.0, salience=0.5, layer="structural",
+            tool=call.name, call=call.kind, cancelled=along or None, again=again,
         )  # fmt: skip
         words = " ".join(reason.split())
         if not words or _FILLER.fullmatch(words.lower()):
@@ -310,6 +313,14 @@ class StructuralLayer:
             )  # fmt: skip
         return [refused, said]
 
+    def _again(self, entry: Entry, content: str) -> int | None:
+        """The line of a failure or a refusal said before in the session (another occurrence
+        of it, not the same event read twice), else None."""
+        said = content_hash(entry.session_id or "", content)
+        again = entry.line if said in self.errors_said else None
+        self.errors_said[said] = None
+        return again
+
     def _target(self, call: ToolCall, entry: Entry) -> str:
         return relative_path(call.path, self.base(entry)) or clip(call.pattern, 100)
 
@@ -326,9 +337,7 @@ class StructuralLayer:
             self.failures[(call.name, key)] = (target, line, self.files_seen, "", named)
         what = f"`{target}`" if shell else f"{call.name} {target}".strip()
         content = f"{what} failed: {line}"
-        said = content_hash(entry.session_id or "", content)
-        again = entry.line if said in self.errors_said else None
-        self.errors_said[said] = None
+        again = self._again(entry, content)
         return [
             self.make(
                 "error", content, entry,
@@ -427,18 +436,21 @@ class StructuralLayer:
         return events
 
     def _moved_on(self, command: str, targets: list[str]) -> None:
-        """Another kind of step passed (the tests after a lint failure): the failures still
-        waiting for a diagnosis stop waiting. A session that fixed a lint error without a word
-        and went on to run its tests explains, later, something else ("the import resolver
-        doesn't know about src/"), and that is not why the lint failed. A step of the same kind
-        (``mise run dup`` after ``mise run lint``) is still that work."""
+        """Another kind of step passed (the tests after a lint failure) after files were
+        edited: the failures still waiting for a diagnosis stop waiting. A session that fixed a
+        lint error without a word and went on to run its tests explains, later, something else
+        ("the import resolver doesn't know about src/"), and that is not why the lint failed.
+        Nothing edited since the failure, its diagnosis may still come (a check run before
+        looking into a failing test); a step of the same kind (``mise run dup`` after ``mise
+        run lint``) is still that work."""
         waiting = [(k, v) for k, v in self.failures.items() if not v[3]]
         if not waiting:
             return
         kind = commands.step_kind(command)
         ran = _parts(command) | set(targets)
         for key, (failed, line, seen, _, named) in waiting:
-            if _step_kind(key[1]) not in (None, kind) and not _parts(key[1]) & ran:
+            edited = seen < self.files_seen  # fixed meanwhile, without a word
+            if edited and _step_kind(key[1]) not in (None, kind) and not _parts(key[1]) & ran:
                 self.failures[key] = (failed, line, seen, MOVED_ON, named)
 
     def _commit(self, entry: Entry, command: str, output: str) -> list[Event]:
