@@ -488,10 +488,12 @@ def open_listed(data: BriefingInput) -> frozenset[str]:
     return frozenset(s for s in shown - set(problems[LINE_BUDGETS["open"] :]) if s)
 
 
-def pools_of(data: BriefingInput) -> tuple[dict[str, list[Line]], str]:
-    """Each section's candidate lines, best first, and the plan's title ('' without one)."""
+def pools_of(
+    data: BriefingInput, listed: frozenset[str] = frozenset()
+) -> tuple[dict[str, list[Line]], str]:
+    """Each section's candidate lines, best first, and the plan's title ('' without one);
+    ``listed``: the sessions whose open problems have lines of their own (``open_listed``)."""
     pools: dict[str, list[Line]] = {name: [] for name in LINE_BUDGETS}
-    listed = open_listed(data)
     ranked = by_score(data.items)
     progress = [i for i in ranked if section_of(i.memory) is None
                 and i.memory.memory_type == "progress"]  # fmt: skip
@@ -549,8 +551,8 @@ def pools_of(data: BriefingInput) -> tuple[dict[str, list[Line]], str]:
 def build(data: BriefingInput, count: Callable[[str], int]) -> Briefing:
     """The briefing for ``data`` under its budget; ``count`` counts tokens."""
     budget = budget_for(data)
-    pools, title = pools_of(data)
     listed = open_listed(data)
+    pools, title = pools_of(data, listed)
     chosen: dict[str, list[int]] = {name: [] for name in LINE_BUDGETS}
     said: list[frozenset[str]] = []  # the words of every line chosen so far
     head = "\n".join(header(data))

@@ -22,12 +22,16 @@ _CHECKERS: Final = re.compile(
     r"(?:just|make) lint|pre-commit run)\b"
 )
 _SEGMENTS: Final = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
-_WRAPPER: Final = re.compile(
-    r"^(?:\w+=\S*\s+|(?:uv|poetry|pipenv|pdm|hatch|rye) run\s+|npx\s+|bunx\s+|"
-    r"pnpm exec\s+|time\s+|sudo\s+|env\s+|python3?(?:\.\d+)?(?:\.exe)? -m\s+|"
-    r"\.?[\\/]?\.venv[\\/](?:bin|Scripts)[\\/]|"
-    r"\(\s*)"
+# What only picks the environment a tool runs in (``uv run``, ``npx``, ``python -m``, the
+# project's ``.venv``): ``ruff format`` and ``uv run ruff format`` are one step.
+_RUNNERS: Final = (
+    r"(?:uv|poetry|pipenv|pdm|hatch|rye) run\s+|npx\s+|bunx\s+|pnpm exec\s+|"
+    r"python3?(?:\.\d+)?(?:\.exe)? -m\s+|\.?[\\/]?\.venv[\\/](?:bin|Scripts)[\\/]"
 )
+_RUNNER: Final = re.compile(f"^(?:{_RUNNERS})")
+# ... and what else only runs a command (an environment variable, ``time``, ``sudo``, ``env``,
+# a subshell's parenthesis)
+_WRAPPER: Final = re.compile(f"^(?:\\w+=\\S*\\s+|{_RUNNERS}|time\\s+|sudo\\s+|env\\s+|\\(\\s*)")
 _GIT_COMMIT: Final = re.compile(r"\bgit\s+(?:-\S+\s+)*commit\b")
 _COMMIT_LINE: Final = re.compile(
     r"^\[(?P<branch>[^\]\s]+)(?: \(root-commit\))? (?P<sha>[0-9a-f]{7,40})\] (?P<message>.+)$",
@@ -65,18 +69,10 @@ def normalise_command(command: str) -> str:
         text = shorter
 
 
-# What only picks the environment a tool runs in (``uv run``, ``npx``, ``python -m``, the
-# project's ``.venv``): ``ruff format`` and ``uv run ruff format`` are one step; ``FOO=1`` or
-# ``sudo`` in front change what runs.
-_RUNNER: Final = re.compile(
-    r"^(?:(?:uv|poetry|pipenv|pdm|hatch|rye) run\s+|npx\s+|bunx\s+|pnpm exec\s+|"
-    r"python3?(?:\.\d+)? -m\s+|\.?[\\/]?\.venv[\\/](?:bin|Scripts)[\\/])"
-)
-
-
 def without_runner(command: str) -> str:
     """``command`` without what only picks the environment it runs in (``uv run ruff
-    format`` → ``ruff format``; ``RUN_SLOW=1 uv run pytest`` and ``sudo make install`` stay)."""
+    format`` → ``ruff format``; ``RUN_SLOW=1 uv run pytest`` and ``sudo make install`` stay:
+    those change what runs)."""
     while True:
         shorter = _RUNNER.sub("", command, count=1)
         if shorter == command:
