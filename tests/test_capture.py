@@ -346,6 +346,27 @@ def test_a_failure_moved_on_from_keeps_no_cause_whether_read_at_once_or_in_piece
     same_events_in_two_pieces(store, tmp_path, lines)
 
 
+def test_a_lead_gives_way_to_a_later_diagnosis_whether_read_at_once_or_in_pieces(
+    ctx: Context, tmp_path: Path
+):
+    """Whether a failure's cause is only a lead is carried from one pass to the next."""
+    lines = [
+        bash(0, "c1", "go test ./strategy/..."),
+        tool_result(1, "c1", 'Session "2025-12-12-test" not found\nFAIL', True),
+        line(2, "The issue is that `ListSessions` calls `ListCheckpoints()`. Let me check it:"),
+        line(3, "The issue is that the root metadata.json is now a `CheckpointSummary`."),
+        edit(4, "c2", "/home/dev/app/strategy/common.go"),
+        tool_result(5, "c2", "The file has been updated.", False),
+        bash(6, "c3", "go test ./strategy/..."),
+        tool_result(7, "c3", "ok  entire.io/cli/strategy 1.2s", False),
+    ]
+    store = ctx.writable("project")
+    read_in_pieces(store, tmp_path / "sess.jsonl", lines)
+    (resolved,) = [e for e in store.iter_events() if e.kind == "error_resolved"]
+    assert "CheckpointSummary" in resolved.content and "ListSessions" not in resolved.content
+    same_events_in_two_pieces(store, tmp_path, lines)
+
+
 def test_a_session_that_ends_on_a_refusal_it_met_before_says_so(ctx: Context, tmp_path: Path):
     """The store keeps an event once; the same refusal later in the session is another one, so
     the digest it reads back still ends on it."""

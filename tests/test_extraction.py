@@ -909,6 +909,51 @@ def test_a_fixed_failure_is_remembered_with_the_cause_the_assistant_found():
     assert "Let me look" not in memory.content  # an intention is no diagnosis
 
 
+def test_a_lead_the_assistant_looks_into_gives_way_to_what_it_found_there():
+    """entireio-cli: "The issue is that `ListSessions` calls `ListCheckpoints()`. Let me check
+    that function:" is where the assistant looked next; what it found there is the cause."""
+    failing = 'auto_commit_test.go:809: Session "2025-12-12-test" not found\nFAIL'
+    session = (
+        Session()
+        .bash("go test ./strategy/...", failing, error=True)
+        .say("The issue is that `ListSessions` calls `ListCheckpoints()`. Let me check that "
+             "function:")
+        .say("The issue is on line 142 - it unmarshals into a `CheckpointInfo`, but the root "
+             "metadata.json is now a `CheckpointSummary`. Let me fix this:")
+        .tool("Edit", {"file_path": "/home/dev/app/strategy/common.go"}, "ok")
+        .bash("go test ./strategy/...", "ok  entire.io/cli/strategy 1.2s")
+    )  # fmt: skip
+    (memory,) = [m for m in to_memories(session.events()) if "event:error_resolved" in m.tags]
+    assert "the root metadata.json is now a CheckpointSummary" in memory.content
+    assert "ListSessions calls" not in memory.content
+    # a lead nothing later explains stays the cause: it is the best the session said
+    kept = (
+        Session()
+        .bash("mise run test -- -run TestResetCmd", "[test] ERROR task failed", error=True)
+        .say("I see! The `Reset()` method writes directly to `os.Stderr`. This means the "
+             "command's `SetErr()` doesn't capture it. Let me check how clean_test.go handles "
+             "this:")
+        .say("The clean command passes a writer to `runClean`. Let me fix the tests to check "
+             "stdout instead:")
+        .tool("Edit", {"file_path": "/home/dev/app/reset_test.go"}, "ok")
+        .bash("mise run test -- -run TestResetCmd", "ok")
+    )  # fmt: skip
+    (memory,) = [m for m in to_memories(kept.events()) if "event:error_resolved" in m.tags]
+    assert "SetErr() doesn't capture it" in memory.content
+    # a diagnosis followed by moving on (not by a look further) is no lead
+    moved = (
+        Session()
+        .bash("mise run fmt && mise run lint", "reset_test.go: duplicate (dupl)", error=True)
+        .tool("Edit", {"file_path": "/home/dev/app/reset_test.go"}, "ok")
+        .say("The duplication we addressed with //nolint:dupl is expected test setup code "
+             "duplication. Let's verify the implementation is complete by testing it manually:")
+        .say("You're right! In `reset.go` it's returning `nil` instead of calling the handler.")
+        .bash("mise run fmt && mise run lint", "0 issues.")
+    )  # fmt: skip
+    (memory,) = [m for m in to_memories(moved.events()) if "event:error_resolved" in m.tags]
+    assert "expected test setup code duplication" in memory.content
+
+
 def test_a_failure_the_session_moved_on_from_takes_no_later_diagnosis_as_its_cause():
     """slopometry: ruff failed on an unused import, the import went without a word, the tests
     ran and passed, and a diagnosis of another bug came later, before ruff passed again."""

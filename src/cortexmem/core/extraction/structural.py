@@ -56,27 +56,39 @@ _DIAGNOSIS: Final = re.compile(
     r"|instead of|should (?:be|use|have)|expects?|expected|requires?|mismatch)\b",
     re.IGNORECASE,
 )
+# An announcement to look further ("Let me check that function:"), not to act or to move on.
+_LOOKS_FURTHER: Final = re.compile(
+    ANNOUNCES.pattern + r"\s+(?:\w+\s+)?(?:check|look|see|examine|investigate|inspect|read|find|"
+    r"search|trace|explore|dig|understand|figure)\b",
+    re.IGNORECASE,
+)
 _ANAPHORA: Final = re.compile(r"^(?:this|that|it|so|which)\b", re.IGNORECASE)
 _SENTENCES: Final = re.compile(r"(?<=[.!?])\s+|\n+")
 _MARKUP: Final = re.compile(r"\*\*|`|^\s*(?:#+|>|[-*]|\d+\.)\s+")
 
 
-def diagnosis(text: str) -> str | None:
-    """The sentence of an assistant's reply that says why something failed, or None.
+def diagnosis(text: str) -> tuple[str, bool] | None:
+    """The sentence of an assistant's reply that says why something failed, and whether it is
+    only a lead; None when the reply diagnoses nothing.
 
     The first sentence that diagnoses (a cause, an expectation, something missing or wrong),
     not one that only announces what comes next ("Let me check …"); a short opener ("I see the
     issue!") brings the sentence after it along, and one that starts by pointing back ("This
-    means …") the sentence before it."""
+    means …") the sentence before it. A diagnosis the reply ends by announcing a look further
+    ("The issue is that `ListSessions` calls `ListCheckpoints()`. Let me check that function:")
+    is a lead: where the assistant looks next, and a later diagnosis says what it found there."""
     sentences = [" ".join(_MARKUP.sub("", s).split()) for s in _SENTENCES.split(text) if s.strip()]
     for i, sentence in enumerate(sentences):
         if len(sentence) < 12 or ANNOUNCES.match(sentence) or not _DIAGNOSIS.search(sentence):
             continue
+        end = i + 1
         if len(sentence) < 40 and i + 1 < len(sentences):
             sentence = f"{sentence} {sentences[i + 1]}"
+            end = i + 2
         elif i > 0 and _ANAPHORA.match(sentence) and not ANNOUNCES.match(sentences[i - 1]):
             sentence = f"{sentences[i - 1]} {sentence}"
-        return clip(sentence, MAX_CAUSE)
+        lead = end == len(sentences) - 1 and bool(_LOOKS_FURTHER.match(sentences[end]))
+        return clip(sentence, MAX_CAUSE), lead
     return None
 
 
@@ -164,6 +176,8 @@ class StructuralLayer:
         # call id -> the decisions a pending write to a document lists (the written text itself
         # is not carried between passes)
         self.listed: _Bounded = _Bounded(MAX_PENDING)
+        # The failures whose cause so far is a lead (``diagnosis``): a later one replaces it.
+        self.leads: _Bounded = _Bounded(MAX_FAILURES)
 
     # ------------------------------------------------------------- state between passes
 
@@ -183,6 +197,7 @@ class StructuralLayer:
             "home": self.home,
             "refused_at": self.refused_at,
             "listed": list(self.listed.items()),
+            "leads": [list(k) for k in self.leads],
         }
 
     def load_state(self, state: dict[str, Any]) -> None:
@@ -210,6 +225,8 @@ class StructuralLayer:
         self.refused_at = int(state.get("refused_at", self.refused_at))
         for call_id, decisions in state.get("listed", []):
             self.listed[str(call_id)] = [str(d) for d in decisions]
+        for name, target in state.get("leads", []):  # none in a state saved before leads
+            self.leads[(name, target)] = None
 
     # ------------------------------------------------------------- feeding
 
@@ -268,15 +285,23 @@ class StructuralLayer:
 
     def reply(self, text: str) -> None:
         """An assistant reply of the main conversation: a diagnosis in it is the cause of the
-        failures still waiting for one."""
-        waiting = [key for key, value in self.failures.items() if not value[3]]
+        failures still waiting for one, or whose cause so far was only a lead."""
+        waiting = [
+            key for key, value in self.failures.items() if not value[3] or key in self.leads
+        ]  # fmt: skip
         if not waiting:
             return
-        cause = diagnosis(text)
-        if cause:
-            for key in waiting:
-                failed, line, seen, _, named = self.failures[key]
-                self.failures[key] = (failed, line, seen, cause, named)
+        found = diagnosis(text)
+        if found is None:
+            return
+        cause, lead = found
+        for key in waiting:
+            failed, line, seen, _, named = self.failures[key]
+            self.failures[key] = (failed, line, seen, cause, named)
+            if lead:
+                self.leads[key] = None
+            else:
+                self.leads.pop(key, None)
 
     # ------------------------------------------------------------- failures and resolutions
 
@@ -335,6 +360,7 @@ class StructuralLayer:
         named = files_named(output)
         for key in keys or [target]:
             self.failures[(call.name, key)] = (target, line, self.files_seen, "", named)
+            self.leads.pop((call.name, key), None)
         what = f"`{target}`" if shell else f"{call.name} {target}".strip()
         content = f"{what} failed: {line}"
         again = self._again(entry, content)
@@ -351,6 +377,7 @@ class StructuralLayer:
         self, entry: Entry, call: ToolCall, target: str, shown: str | None = None
     ) -> list[Event]:
         failed = self.failures.pop((call.name, target), None)
+        self.leads.pop((call.name, target), None)
         if failed is None:
             return []
         failed_call, line, seen, cause, named = failed
