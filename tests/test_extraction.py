@@ -763,6 +763,13 @@ def test_real_session_with_a_compaction():
         if e.kind == "error_resolved" and e.payload["tool"] == "Bash"
     ]
     assert resolved == [(269, "uv run ruff check --fix ."), (701, "uv run ruff check .")]
+    # the errors the summary lists with their fixes are gotchas of their own, the trivial ones
+    # (an unused variable removed) left in the summary
+    gotchas = [m.content for m in to_memories(events) if m.memory_type == "gotcha"]
+    assert any(g.startswith("TodoItem model mismatch: Model expected `id` and `priority`")
+               for g in gotchas)  # fmt: skip
+    assert any("uv tool install . --reinstall" in g for g in gotchas)
+    assert not any("total_events" in g for g in gotchas)
 
 
 # ----------------------------------------------------------------- issue 13: knowledge, not a log

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable
 from typing import Final
 
+from cortexmem.core.extraction.compaction import errors_fixed
 from cortexmem.core.extraction.events import EventFactory, ExtractionContext
 from cortexmem.core.extraction.keywords import alternative, find_markers, listed_decisions
 from cortexmem.core.extraction.prose import injected, is_host_text, own_words, strip_code
@@ -47,6 +48,8 @@ MIN_REPLY: Final = 40
 SUBAGENT_DISCOUNT: Final = 0.9
 _SUMMARY_HEADING: Final = re.compile(r"^\s*(?:#+\s*)?Summary:?\s*$", re.MULTILINE)
 MAX_COMPACT_SUMMARY: Final = 4_000
+# How sure an error a compaction summary lists is: the host's own account of the session.
+COMPACTED_ERROR: Final = 0.8
 STATE_VERSION: Final = 1
 # How many of a transcript's requests are remembered to tell a request made again.
 MAX_PROMPTS_KEPT: Final = 500
@@ -221,12 +224,21 @@ class Extractor:
         text = parts[-1].strip() or text
         if not text:
             return []
-        return [
+        events = [
             self.factory.make(
                 "compact_summary", text, entry, confidence=0.9, salience=0.6,
                 layer="structural", limit=MAX_COMPACT_SUMMARY,
             )
         ]  # fmt: skip
+        # each error the summary lists with its fix is a gotcha of its own (``compaction``)
+        for item in errors_fixed(text):
+            events.append(
+                self.factory.make(
+                    "gotcha", item, entry, confidence=COMPACTED_ERROR,
+                    salience=SALIENCE["gotcha"], layer="compaction",
+                )
+            )  # fmt: skip
+        return events
 
     def _session_summary(self, entry: Entry) -> list[Event]:
         text = entry.text.strip()

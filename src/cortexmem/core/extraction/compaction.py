@@ -1,0 +1,90 @@
+"""What a compaction summary says went wrong and how it was fixed, one item at a time.
+
+When a host compacts a long session it writes a summary in numbered sections ("1. Primary
+Request and Intent:", …, "4. Errors and fixes:", …). The summary as a whole is kept (an
+episode, and a progress memory read at a glance), but a section that lists the errors met and
+how each was fixed is a list of gotchas, each one a question a next session may ask ("why did
+the todos show 0?": "TodoItem model mismatch: the model expected `id` and `priority` …").
+Stored as one long text, each item is a few words among thousands, clipped away in a briefing
+and diluted for recall; one item per memory is found by its own words and meaning.
+
+Pure: the text in, the items out.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+# A section heading: "4. Errors and fixes:" or "## 4. Errors and fixes" on a line of its own.
+_HEADING: Final = re.compile(
+    r"^[ \t]*(?:#+[ \t]*)?(?:\*\*)?\d{1,2}\.[ \t]+(?P<title>[A-Z][^\n:]{2,60}?)(?:\*\*)?:?(?:\*\*)?"
+    r"[ \t]*$",
+    re.MULTILINE,
+)
+# The sections that list errors and their fixes ("Errors and fixes", "Errors encountered and
+# fixed", "Bugs fixed"), not "Problem Solving" (what was worked out, not what broke).
+_ERRORS_SECTION: Final = re.compile(r"\b(?:errors?|bugs?|failures?)\b", re.IGNORECASE)
+# A list item: "- …", "* …", "1. …", at its indentation.
+_ITEM: Final = re.compile(r"^(?P<indent>[ \t]*)(?:[-*•]|\d{1,2}[.)])[ \t]+(?P<text>\S.*)$")
+_BOLD: Final = re.compile(r"\*\*|__")
+# What any project meets and a linter names: not worth a memory of its own.
+_TRIVIAL: Final = re.compile(
+    r"\b(?:unused (?:variable|import|parameter)s?|missing \S+ imports?|imported but unused)\b",
+    re.IGNORECASE,
+)
+# Shorter than this an item says nothing on its own ("- Fixed").
+MIN_ITEM: Final = 20
+MAX_ITEM: Final = 600
+MAX_ITEMS: Final = 12
+
+
+def sections(text: str) -> list[tuple[str, str]]:
+    """``(title, body)`` for each numbered section of ``text``, in order."""
+    found = list(_HEADING.finditer(text))
+    return [
+        (m.group("title").strip(), text[m.end() : found[i + 1].start() if i + 1 < len(found)
+                                         else len(text)])
+        for i, m in enumerate(found)
+    ]  # fmt: skip
+
+
+def items(body: str) -> list[str]:
+    """The top-level items of a list, each with the lines under it (sub-items, wrapped text)
+    joined into one line: "**gocritic lint error**: … - Fixed by using `copy()`" becomes
+    "gocritic lint error: …; fixed by using `copy()`"."""
+    out: list[list[str]] = []
+    top: int | None = None
+    for line in body.splitlines():
+        if not line.strip():
+            continue
+        match = _ITEM.match(line)
+        indent = len(match.group("indent").expandtabs(4)) if match else None
+        if match and (top is None or (indent is not None and indent <= top)):
+            top = indent
+            out.append([match.group("text")])
+        elif out:
+            out[-1].append(match.group("text") if match else line.strip())
+    joined = []
+    for parts in out:
+        head, rest = parts[0], [p for p in parts[1:] if not p.startswith("```")]
+        text = head.rstrip(" :")
+        for part in rest:
+            part = (
+                part[:1].lower() + part[1:] if part[:1].isupper() and part[1:2].islower() else part
+            )
+            text += ("; " if text[-1:] not in ".:;" else " ") + part
+        joined.append(" ".join(_BOLD.sub("", text).split()))
+    return joined
+
+
+def errors_fixed(summary: str) -> list[str]:
+    """The items of the sections of ``summary`` that list errors and their fixes."""
+    found: list[str] = []
+    for title, body in sections(summary):
+        if not _ERRORS_SECTION.search(title):
+            continue
+        for item in items(body):
+            if len(item) >= MIN_ITEM and not _TRIVIAL.search(item) and item not in found:
+                found.append(item if len(item) <= MAX_ITEM else item[: MAX_ITEM - 1] + "…")
+    return found[:MAX_ITEMS]

@@ -1,0 +1,81 @@
+"""A compaction summary's list of errors and fixes, one gotcha per item."""
+
+from __future__ import annotations
+
+from cortexmem.core.extraction.compaction import errors_fixed, items, sections
+from cortexmem.core.extraction.extractor import extract
+from cortexmem.core.extraction.memories import to_memories
+from cortexmem.core.session import Block, Entry
+
+# The shape Claude Code writes when it compacts a session (trimmed from a real one).
+SUMMARY = """Summary:
+1. Primary Request and Intent:
+   The user requested simplifying the `CheckpointSummary` structure.
+
+2. Key Technical Concepts:
+   - Go struct field removal and type changes
+
+3. Files and Code Sections:
+   - **`cmd/entire/cli/checkpoint/committed.go`**
+     - Updated `writeCheckpointSummary()` to use an array:
+     ```go
+     summary.Sessions = make([]SessionFilePaths, len(existing.Sessions)+1)
+     ```
+
+4. Errors and fixes:
+   - **gocritic `appendAssign` lint error**: `append(a.S, p)` assigned to another slice
+     - Fixed by using explicit `make()` + `copy()` + direct assignment
+   - **Missing strconv import** in session_test.go
+     - Added `"strconv"` to import blocks
+   - **Global tool not updating**: User reminded to run `uv tool install . --reinstall` after edits.
+   - Fixed
+
+5. Problem Solving:
+   - Replaced the confusing S/I ratio with percentages
+
+7. Pending Tasks:
+   - None
+"""
+
+
+def test_a_summary_is_read_as_its_numbered_sections():
+    assert [title for title, _ in sections(SUMMARY)] == [
+        "Primary Request and Intent", "Key Technical Concepts", "Files and Code Sections",
+        "Errors and fixes", "Problem Solving", "Pending Tasks",
+    ]  # fmt: skip
+
+
+def test_each_error_with_its_fix_is_one_item_and_trivia_is_left_out():
+    assert errors_fixed(SUMMARY) == [
+        "gocritic `appendAssign` lint error: `append(a.S, p)` assigned to another slice; "
+        "fixed by using explicit `make()` + `copy()` + direct assignment",
+        "Global tool not updating: User reminded to run `uv tool install . --reinstall` after "
+        "edits.",
+    ]
+    # "Problem Solving" says what was worked out, not what broke
+    assert not [i for i in errors_fixed(SUMMARY) if "S/I ratio" in i]
+
+
+def test_an_item_keeps_its_wrapped_lines_and_drops_code_fences():
+    body = "- **Build broke**: the linker\n  could not find libfoo\n  ```\n- A second, long item"
+    assert items(body) == [
+        "Build broke: the linker; could not find libfoo",
+        "A second, long item",
+    ]
+
+
+def test_a_summary_without_an_errors_section_gives_none():
+    assert errors_fixed("1. Primary Request and Intent:\n   - build the thing\n") == []
+    assert errors_fixed("Just prose, no sections. Errors and fixes: none.") == []
+
+
+def test_a_compacted_session_keeps_its_fixed_errors_as_gotchas():
+    entry = Entry(line=7, role="user", blocks=[Block("text", SUMMARY)], is_compact_summary=True,
+                  session_id="s1", timestamp="2026-01-10T10:00:00Z")  # fmt: skip
+    events = extract([entry])
+    assert [e.kind for e in events] == ["compact_summary", "gotcha", "gotcha"]
+    gotchas = [m for m in to_memories(events) if m.memory_type == "gotcha"]
+    assert [m.content[:40] for m in gotchas] == [
+        "gocritic `appendAssign` lint error: `app", "Global tool not updating: User reminded ",
+    ]  # fmt: skip
+    assert all(e.provenance.line == 7 for e in events)
