@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from cortexmem.core.extraction.compaction import errors_fixed, items, sections
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cortexmem.core.extraction.compaction import (
+    MAX_ITEM,
+    MAX_ITEMS,
+    MIN_ITEM,
+    errors_fixed,
+    items,
+    sections,
+)
 from cortexmem.core.extraction.extractor import extract
 from cortexmem.core.extraction.memories import to_memories
 from cortexmem.core.session import Block, Entry
@@ -79,3 +89,11 @@ def test_a_compacted_session_keeps_its_fixed_errors_as_gotchas():
         "gocritic `appendAssign` lint error: `app", "Global tool not updating: User reminded ",
     ]  # fmt: skip
     assert all(e.provenance.line == 7 for e in events)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from("12. -*•\n \tErorsandfix:`*#AbZ"), max_size=400))
+def test_any_text_reads_without_error_and_gives_bounded_items(text: str):
+    found = errors_fixed(text)
+    assert len(found) <= MAX_ITEMS
+    assert all(MIN_ITEM <= len(item) <= MAX_ITEM for item in found)
