@@ -367,6 +367,26 @@ def test_a_lead_gives_way_to_a_later_diagnosis_whether_read_at_once_or_in_pieces
     same_events_in_two_pieces(store, tmp_path, lines)
 
 
+def test_what_the_person_says_after_a_refusal_is_their_preference_read_at_once_or_in_pieces(
+    ctx: Context, tmp_path: Path
+):
+    """What the person just stopped is carried from one pass to the next."""
+    refused = "The user doesn't want to proceed with this tool use. The tool use was rejected."
+    lines = [
+        bash(0, "c1", "git stash"),
+        tool_result(1, "c1", refused, True),
+        line(2, "[Request interrupted by user for tool use]", role="user"),
+        line(3, "do not stash anything, read the files you need", role="user"),
+    ]
+    store = ctx.writable("project")
+    read_in_pieces(store, tmp_path / "sess.jsonl", lines)
+    (said,) = [e for e in store.iter_events() if e.kind == "preference"]
+    assert said.content == (
+        "“do not stash anything, read the files you need”, the person said refusing `git stash`"
+    )
+    same_events_in_two_pieces(store, tmp_path, lines)
+
+
 def test_a_session_that_ends_on_a_refusal_it_met_before_says_so(ctx: Context, tmp_path: Path):
     """The store keeps an event once; the same refusal later in the session is another one, so
     the digest it reads back still ends on it."""

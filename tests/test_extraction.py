@@ -246,6 +246,78 @@ def test_what_the_person_typed_when_refusing_a_call_is_their_preference_and_its_
     )
 
 
+def test_what_the_person_says_after_stopping_the_assistant_is_their_preference():
+    """Older Claude Code sessions: the refusal holds no words, the host writes "[Request
+    interrupted by user for tool use]", and the person says next how they want it done."""
+    refused = "The user doesn't want to proceed with this tool use. The tool use was rejected."
+    session = (
+        Session()
+        .tool("Edit", {"file_path": "/home/dev/app/cmd/reset.go"}, refused, error=True)
+        .say("[Request interrupted by user for tool use]", role="user")
+        .say("fix the test, the code is right", role="user")
+    )  # fmt: skip
+    preferences = kinds(session.events(), "preference")
+    assert preferences == [("preference", "“fix the test, the code is right”, the person said "
+                                          "refusing Edit reset.go")]  # fmt: skip
+    (memory,) = [m for m in to_memories(session.events()) if m.memory_type == "pattern"]
+    assert memory.content == preferences[0][1]
+    # a turn the person interrupted, then a statement before a question: the statement
+    interrupted = (
+        Session()
+        .say("Let me update the git configuration with that address.")
+        .say("[Request interrupted by user]", role="user")
+        .say("I don't want it tied to my work address. Can you use the personal one?",
+             role="user")
+    )  # fmt: skip
+    assert kinds(interrupted.events(), "preference") == [
+        ("preference", "“I don't want it tied to my work address.”, the person said "
+                       "interrupting the assistant")
+    ]  # fmt: skip
+
+
+CCL_SAMPLE = (
+    TRANSCRIPTS / "claude-code-log-real_projects" / "-Users-dain-workspace-claude-code-log-sample"
+)
+
+
+@pytest.mark.skipif(not CCL_SAMPLE.exists(), reason="claude-code-log-real_projects/ is not here")
+def test_a_real_refusal_followed_by_the_persons_words_keeps_them_as_a_preference():
+    events = real_events(CCL_SAMPLE / "37f83ec9-f2ea-42a9-925e-0d5c105cb6e8.jsonl")
+    preferences = [m.content for m in to_memories(events) if m.memory_type == "pattern"]
+    assert (
+        "“I'd actually love that test to be saved a permanent unit test”, the person said "
+        "refusing Write test_combined_link.py"
+    ) in preferences
+
+
+@pytest.mark.parametrize(
+    "next_turn",
+    [
+        "Do we even need the helper then?",  # a question: a request, kept as the prompt
+        "Implement the following plan:\n\n# Plan: add the reset command",  # the host's handoff
+        "go on",  # no instruction
+        "instead of the old warning print this: " + "word " * 40,  # a new request, in detail
+    ],
+)
+def test_what_follows_a_stop_is_not_always_a_preference(next_turn: str):
+    refused = "The user doesn't want to proceed with this tool use. The tool use was rejected."
+    session = (
+        Session()
+        .tool("Write", {"file_path": "/home/dev/app/check.py"}, refused, error=True)
+        .say("[Request interrupted by user for tool use]", role="user")
+        .say(next_turn, role="user")
+    )  # fmt: skip
+    assert kinds(session.events(), "preference") == []
+    # and once the assistant went on, the person's next words are a request like any other
+    went_on = (
+        Session()
+        .tool("Write", {"file_path": "/home/dev/app/check.py"}, refused, error=True)
+        .say("Understood, I will not write it. The tests pass as they are now.")
+        .say("now add the reset command to the docs", role="user")
+    )  # fmt: skip
+    assert kinds(went_on.events(), "preference") == []
+
+
 def test_paths_stay_relative_to_the_project_when_the_shell_moves_and_failures_say_where():
     """Claude Code records the shell's folder on every entry: after a `cd test` that stays in
     effect, `test/test_cache.py` is still `test/test_cache.py`, and a command that then

@@ -69,12 +69,14 @@ FILES_SHOWN: Final = 5
 # section -> (heading, line budget), in the order a next session needs them. Where the work
 # stands gets three lines (the newest summary, the files, one more): older sessions are
 # recall's business, and their lines crowded out the gotchas and decisions that stay true
-# (bench/continuity.py: briefing 0.30 with four lines, 0.32 with three).
+# (bench/continuity.py: briefing 0.30 with four lines, 0.32 with three). Preferences get two:
+# what the person said stopping the assistant is a preference too, and three of them crowded
+# out the how-to lines a session needs first (0.32 with three, 0.35 with two).
 SECTIONS: Final[tuple[tuple[str, str, int], ...]] = (
     ("open", "Open problems", 3),
     ("state", "Where the work stands", 3),
     ("decisions", "Decisions", 5),
-    ("preferences", "Preferences", 3),
+    ("preferences", "Preferences", 2),
     ("howto", "How to build, test, run", 4),
     ("gotchas", "Gotchas", 4),
     ("plan", "Active plan", 4),

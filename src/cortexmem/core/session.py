@@ -106,7 +106,8 @@ class Dialect:
     ``summary_preamble``: a regular expression of the boilerplate before a compaction summary;
     ``edit_tools``: the tools that change files (the core knows no tool by name);
     ``plan_handoff``: a regular expression of how a user turn the host wrote to start work on a
-    plan the person approved begins (the plan follows it).
+    plan the person approved begins (the plan follows it); ``interrupted``: how a user turn the
+    host wrote when the person stopped the assistant begins (what they say next corrects it).
     """
 
     injected_tags: tuple[str, ...] = ()
@@ -115,6 +116,7 @@ class Dialect:
     # The host's tools that change files: the "edit" steps of the learning loop's workflows.
     edit_tools: frozenset[str] = frozenset()
     plan_handoff: str | None = None
+    interrupted: tuple[str, ...] = ()
 
 
 PLAIN: Final = Dialect()

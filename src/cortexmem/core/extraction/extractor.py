@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from typing import Final
 
 from cortexmem.core.extraction.compaction import errors_fixed
-from cortexmem.core.extraction.events import EventFactory, ExtractionContext
+from cortexmem.core.extraction.events import EventFactory, ExtractionContext, clip
 from cortexmem.core.extraction.keywords import alternative, find_markers, listed_decisions
 from cortexmem.core.extraction.prose import injected, is_host_text, own_words, strip_code
 from cortexmem.core.extraction.structural import (
@@ -48,6 +48,17 @@ MIN_REPLY: Final = 40
 SUBAGENT_DISCOUNT: Final = 0.9
 _SUMMARY_HEADING: Final = re.compile(r"^\s*(?:#+\s*)?Summary:?\s*$", re.MULTILINE)
 MAX_COMPACT_SUMMARY: Final = 4_000
+# What the person says after stopping the assistant: a correction, said in so many words
+# (shorter, "continue" or "go on", is no instruction; longer, a new request with its details:
+# "instead of … print something like …" and the message, kept as the prompt it is).
+MIN_CORRECTION_WORDS: Final = 3
+MAX_CORRECTION_WORDS: Final = 40
+_SENTENCE: Final = re.compile(r"(?<=[.!?])\s+")
+# A line continued in the terminal the person typed in ("…data-groupid:\\ <newline>").
+_CONTINUED: Final = re.compile(r"\\(?=\s)")
+MAX_CORRECTION: Final = 600
+MAX_STOPPED: Final = 60
+STOPPED_CONFIDENCE: Final = 0.75
 # How sure an error a compaction summary lists is: the host's own account of the session.
 COMPACTED_ERROR: Final = 0.8
 STATE_VERSION: Final = 1
@@ -75,6 +86,9 @@ class Extractor:
             else None
         )
         self.handoff = re.compile(dialect.plan_handoff) if dialect.plan_handoff else None
+        # What the person just stopped (a call they refused without a word, the assistant's
+        # turn they interrupted) until the assistant goes on: their next words correct it.
+        self.stopped: str | None = None
 
     def feed(self, entry: Entry) -> list[Event]:
         """Events from one entry. Never raises on content: a malformed entry yields nothing."""
@@ -90,6 +104,7 @@ class Extractor:
             "v": STATE_VERSION,
             "structural": redact_value(self.structural.to_state()),
             "prompts": list(self.prompts),
+            "stopped": self.stopped,
         }
         return json.dumps(state)
 
@@ -104,10 +119,12 @@ class Extractor:
             layer.load_state(state["structural"])
             # a state saved before requests were remembered has none
             prompts = dict.fromkeys(str(h) for h in state.get("prompts", []))
+            stopped = state.get("stopped")  # none in a state saved before it was kept
         except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
             return False
         self.structural = layer
         self.prompts = prompts
+        self.stopped = str(stopped) if stopped else None
         return True
 
     def finish(self) -> list[Event]:
@@ -127,12 +144,16 @@ class Extractor:
             return []
         if entry.is_compact_summary:
             return self._compact_summary(entry)
+        if entry.role == "assistant" and not entry.is_sidechain:
+            self.stopped = None  # the assistant went on: what the person says next is a request
         events: list[Event] = []
         for block in entry.blocks:
             if block.kind == "tool_use" and block.call is not None:
                 self.structural.tool_use(entry, block.call)
             elif block.kind == "tool_result" and block.outcome is not None:
                 produced = self.structural.tool_result(entry, block.outcome)
+                if not entry.is_sidechain:
+                    self._note_refusal(produced)
                 events += produced
                 for event in produced:
                     if event.kind == "subagent_summary":
@@ -143,11 +164,17 @@ class Extractor:
             return events
         text = entry.text
         if not text or (entry.role == "user" and is_host_text(text, self.ctx.dialect)):
+            interrupted = self.ctx.dialect.interrupted
+            if text and interrupted and text.lstrip().startswith(interrupted):
+                self.stopped = self.stopped or "interrupting the assistant"
             return events
+        correction: list[Event] = []
         if entry.role == "user":
             # What the person pasted (logs, dumps, code, documents) is not what they decided;
             # the plan they approved, handed over by the host, lists what they agreed to.
             events += self._said("prompt", entry, text, MAX_PROMPT)
+            correction = self._correction(entry, text)
+            events += correction
             if self.handoff is not None and self.handoff.match(text):
                 events += self.structural.decisions(
                     entry, listed_decisions(text, self.host), APPROVED_DECISION
@@ -158,8 +185,52 @@ class Extractor:
             if not entry.is_sidechain:
                 self.structural.reply(text)
         if text:
-            events += self.prose(entry, text, entry.role, 1.0)
+            said = self.prose(entry, text, entry.role, 1.0)
+            if correction:
+                # the correction says it, with what it corrects: not twice
+                said = [e for e in said if e.kind != "preference"]
+            events += said
         return events
+
+    def _note_refusal(self, produced: list[Event]) -> None:
+        """A call the person refused without a word: what they say next is why."""
+        for event in produced:
+            if event.kind == "refused" and not event.payload.get("cancelled"):
+                said = any(e.payload.get("said") for e in produced)
+                what = event.content.removeprefix("The person refused ").strip()
+                if not what.startswith("`"):  # "MultiEdit src/app/timeline.html": its file
+                    what = re.sub(r"\S*/(?=\S)", "", what)
+                elif len(what) > MAX_STOPPED:  # a long command: its start says which
+                    what = what[: MAX_STOPPED - 2].rstrip() + "…`"
+                self.stopped = None if said else f"refusing {what}"
+
+    def _correction(self, entry: Entry, text: str) -> list[Event]:
+        """What the person said right after stopping the assistant (refusing its call without a
+        word, interrupting its turn): how they want it done instead ("fix the test, the code is
+        right", "I'd actually love that test to be saved as a permanent unit test"), their
+        preference, as words typed with a refusal are. Not a plan the host hands over, and not
+        a question (a request, kept as the prompt it is), though a statement before one is."""
+        stopped, self.stopped = self.stopped, None
+        if stopped is None or entry.is_sidechain:
+            return []
+        if self.handoff is not None and self.handoff.match(text):
+            return []
+        words = " ".join(_CONTINUED.sub(" ", strip_code(own_words(text), self.host)).split())
+        # "I have both Node and Python, but I don't want to make it only work for me. Would
+        # there be a cross-platform solution?": the statement is the preference
+        sentences = _SENTENCE.split(words)
+        while sentences and sentences[-1].endswith("?"):
+            sentences.pop()
+        words = " ".join(sentences)
+        if not MIN_CORRECTION_WORDS <= len(words.split()) <= MAX_CORRECTION_WORDS:
+            return []
+        return [
+            self.factory.make(
+                "preference", f"“{clip(words, MAX_CORRECTION)}”, the person said {stopped}",
+                entry, confidence=STOPPED_CONFIDENCE, salience=SALIENCE["preference"],
+                layer="structural", speaker="user", said=words, stopping=True,
+            )
+        ]  # fmt: skip
 
     def _said(self, kind: str, entry: Entry, text: str, limit: int) -> list[Event]:
         """The words of a prompt or a reply of the main conversation, as one event."""

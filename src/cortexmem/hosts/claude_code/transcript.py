@@ -193,6 +193,7 @@ DIALECT: Final = Dialect(
     edit_tools=frozenset(t for t, kind in TOOL_KINDS.items() if kind in ("edit", "write")),
     # Approving a plan with a fresh context starts the session on it with this turn.
     plan_handoff=r"^\s*Implement the following plan:\s*",
+    interrupted=("[Request interrupted by user",),
 )
 
 
