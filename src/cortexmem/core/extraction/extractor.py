@@ -198,7 +198,7 @@ class Extractor:
             if event.kind == "refused" and not event.payload.get("cancelled"):
                 said = any(e.payload.get("said") for e in produced)
                 what = event.content.removeprefix("The person refused ").strip()
-                if not what.startswith("`"):  # "MultiEdit src/app/timeline.html": its file
+                if not what.startswith("`"):  # "Edit src/app/timeline.html": the file by its name
                     what = re.sub(r"\S*/(?=\S)", "", what)
                 elif len(what) > MAX_STOPPED:  # a long command: its start says which
                     what = what[: MAX_STOPPED - 2].rstrip() + "…`"
