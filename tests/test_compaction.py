@@ -12,6 +12,7 @@ from cortexmem.core.extraction.compaction import (
     errors_fixed,
     items,
     sections,
+    without_errors,
 )
 from cortexmem.core.extraction.extractor import extract
 from cortexmem.core.extraction.memories import to_memories
@@ -64,6 +65,34 @@ def test_each_error_with_its_fix_is_one_item_and_trivia_is_left_out():
     ]
     # "Problem Solving" says what was worked out, not what broke
     assert not [i for i in errors_fixed(SUMMARY) if "S/I ratio" in i]
+
+
+def test_fallout_in_tests_lint_rules_by_code_and_fixes_already_kept_are_left_out():
+    summary = """4. Errors and fixes:
+   - **Test failures checking removed fields** (SessionCount on CheckpointSummary)
+     - Updated tests to derive these from session-level metadata
+   - **Multi-session test failure** in TestWriteCommitted_MultiSession
+     - Updated expectation: Agent now comes from latest session
+   - **Ruff F811**: Duplicate `visit_Call` method definition. Fixed by merging both into one.
+   - **gocritic lint error**: `append(existingSummary.Sessions, sessionFilePaths)` to a new slice
+   - **TodoItem model mismatch**: Model expected `id` and `priority`. Fixed by updating the model.
+"""
+    kept = ("`mise run lint` failed: The lint error is because append(existingSummary.Sessions, "
+            "sessionFilePaths) is appending to existingSummary.Sessions. Fixed by changes to "
+            "committed.go")  # fmt: skip
+    assert errors_fixed(summary, [kept]) == [
+        "TodoItem model mismatch: Model expected `id` and `priority`. Fixed by updating the model."
+    ]
+    # without what the session keeps, the lint error is an item of its own
+    assert len(errors_fixed(summary)) == 2
+
+
+def test_the_summary_kept_at_a_glance_leaves_out_its_errors_and_its_code():
+    glance = without_errors(SUMMARY)
+    assert "1. Primary Request and Intent:" in glance and "7. Pending Tasks:" in glance
+    assert "Errors and fixes" not in glance and "appendAssign" not in glance
+    assert "```" not in glance and "make([]SessionFilePaths" not in glance
+    assert without_errors("no sections at all") == "no sections at all"
 
 
 def test_an_item_keeps_its_wrapped_lines_and_drops_code_fences():

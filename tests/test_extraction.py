@@ -290,6 +290,29 @@ def test_a_real_refusal_followed_by_the_persons_words_keeps_them_as_a_preference
     ) in preferences
 
 
+def test_a_request_sent_again_in_full_or_words_about_a_picture_are_no_correction():
+    """entireio-cli: the person interrupted their own half-typed request twice and sent it
+    again in full; claude-code-log: "it's an inline style … [Image #1]" points at a
+    screenshot."""
+    draft = (
+        Session()
+        .say('instead of "Another sessions..." print something like: "You are running"',
+             role="user")
+        .say("[Request interrupted by user]", role="user")
+        .say('instead of "Another sessions..." print something like: "You are running a '
+             'session" and offer to reset', role="user")
+    )  # fmt: skip
+    assert kinds(draft.events(), "preference") == []
+    refused = "The user doesn't want to proceed with this tool use. The tool use was rejected."
+    picture = (
+        Session()
+        .tool("Edit", {"file_path": "/home/dev/app/timeline.css"}, refused, error=True)
+        .say("[Request interrupted by user for tool use]", role="user")
+        .say("I think the library is setting it, it's an inline style [Image #1]", role="user")
+    )  # fmt: skip
+    assert kinds(picture.events(), "preference") == []
+
+
 @pytest.mark.parametrize(
     "next_turn",
     [

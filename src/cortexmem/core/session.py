@@ -107,7 +107,8 @@ class Dialect:
     ``edit_tools``: the tools that change files (the core knows no tool by name);
     ``plan_handoff``: a regular expression of how a user turn the host wrote to start work on a
     plan the person approved begins (the plan follows it); ``interrupted``: how a user turn the
-    host wrote when the person stopped the assistant begins (what they say next corrects it).
+    host wrote when the person stopped the assistant begins (what they say next corrects it);
+    ``attachment``: a regular expression of how the host marks a picture pasted into a prompt.
     """
 
     injected_tags: tuple[str, ...] = ()
@@ -117,6 +118,7 @@ class Dialect:
     edit_tools: frozenset[str] = frozenset()
     plan_handoff: str | None = None
     interrupted: tuple[str, ...] = ()
+    attachment: str | None = None
 
 
 PLAIN: Final = Dialect()

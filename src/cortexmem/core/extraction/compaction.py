@@ -14,6 +14,7 @@ Pure: the text in, the items out.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Final
 
 # A section heading: "4. Errors and fixes:" or "## 4. Errors and fixes" on a line of its own.
@@ -28,11 +29,25 @@ _ERRORS_SECTION: Final = re.compile(r"\b(?:errors?|bugs?|failures?)\b", re.IGNOR
 # A list item: "- …", "* …", "1. …", at its indentation.
 _ITEM: Final = re.compile(r"^(?P<indent>[ \t]*)(?:[-*•]|\d{1,2}[.)])[ \t]+(?P<text>\S.*)$")
 _BOLD: Final = re.compile(r"\*\*|__")
-# What any project meets and a linter names: not worth a memory of its own.
+_FENCED: Final = re.compile(r"^[ \t]*```.*?^[ \t]*```[ \t]*\n?", re.MULTILINE | re.DOTALL)
+# What any project meets and a linter names: not worth a memory of its own (an unused name, a
+# missing import, a rule broken by its code and fixed where it was: "Ruff F811", "UP038").
 _TRIVIAL: Final = re.compile(
-    r"\b(?:unused (?:variable|import|parameter)s?|missing \S+ imports?|imported but unused)\b",
+    r"\b(?:unused (?:variable|import|parameter)s?|missing \S+ imports?|imported but unused)\b"
+    r"|(?-i:^\W*(?:\w+ )?[A-Z]{1,3}\d{3,4}\b)",
     re.IGNORECASE,
 )
+# Tests that asserted what a deliberate change changed, brought in line with it: the change's
+# fallout, not a trap ("Test failures checking removed fields; updated tests …").
+_FALLOUT: Final = re.compile(
+    r"^(?:[\w-]+ ){0,2}(?:tests?|assertions?)\b[^;:]{0,40}?\b(?:checking|asserting|expect\w*)\b"
+    r"|\b(?:updated|rewrote|adjusted) (?:the )?(?:tests?|test expectations?|expectations?|"
+    r"assertions?)\b",
+    re.IGNORECASE,
+)
+# The names in a text that say what it is about (`appendAssign`, `existingSummary`,
+# `session_ids`): two texts sharing most of them tell of the same thing.
+_IDENTIFIER: Final = re.compile(r"\b(?:[a-z]+[A-Z]\w*|[A-Z][a-z0-9]+[A-Z]\w*|\w+_\w+)\b")
 # Shorter than this an item says nothing on its own ("- Fixed").
 MIN_ITEM: Final = 20
 MAX_ITEM: Final = 600
@@ -78,13 +93,46 @@ def items(body: str) -> list[str]:
     return joined
 
 
-def errors_fixed(summary: str) -> list[str]:
-    """The items of the sections of ``summary`` that list errors and their fixes."""
+def errors_fixed(summary: str, known: Sequence[str] = ()) -> list[str]:
+    """The items of the sections of ``summary`` that list errors and their fixes, but for
+    trivia, a change's fallout in its own tests, and what ``known`` (the fixes the session
+    already keeps, with their causes) tells already."""
     found: list[str] = []
     for title, body in sections(summary):
         if not _ERRORS_SECTION.search(title):
             continue
         for item in items(body):
-            if len(item) >= MIN_ITEM and not _TRIVIAL.search(item) and item not in found:
+            if len(item) < MIN_ITEM or _TRIVIAL.search(item) or _FALLOUT.search(item):
+                continue
+            if item not in found and not any(told(item, text) for text in known):
                 found.append(item if len(item) <= MAX_ITEM else item[: MAX_ITEM - 1] + "…")
     return found[:MAX_ITEMS]
+
+
+def told(item: str, text: str) -> bool:
+    """Whether ``text`` tells of what ``item`` does: it names at least half of the item's two or
+    more identifiers ("gocritic `appendAssign`: `append(existingSummary.Sessions,
+    sessionFilePaths)` …" and "The lint error is because append(existingSummary.Sessions,
+    sessionFilePaths) is appending …")."""
+    names = {n.lower() for n in _IDENTIFIER.findall(item)}
+    if len(names) < 2:
+        return False
+    return 2 * len(names & {n.lower() for n in _IDENTIFIER.findall(text)}) >= len(names)
+
+
+def without_errors(summary: str) -> str:
+    """``summary`` without its sections of errors and fixes (their items are gotchas of their
+    own) and without code blocks (the summary's episode keeps them): what it says of the work
+    read at a glance."""
+    cut = [
+        (m.start(), m.end()) for m in _HEADING.finditer(summary)
+    ]  # fmt: skip
+    keep: list[str] = []
+    for i, (start, _) in enumerate(cut):
+        end = cut[i + 1][0] if i + 1 < len(cut) else len(summary)
+        title = _HEADING.match(summary, start)
+        if title is not None and _ERRORS_SECTION.search(title.group("title")):
+            continue
+        keep.append(summary[start:end])
+    text = (summary[: cut[0][0]] if cut else summary) + "".join(keep)
+    return _FENCED.sub("", text).strip()

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable
 from typing import Final
 
-from cortexmem.core.extraction.compaction import errors_fixed
+from cortexmem.core.extraction.compaction import errors_fixed, without_errors
 from cortexmem.core.extraction.events import EventFactory, ExtractionContext, clip
 from cortexmem.core.extraction.keywords import alternative, find_markers, listed_decisions
 from cortexmem.core.extraction.prose import injected, is_host_text, own_words, strip_code
@@ -59,11 +59,19 @@ _CONTINUED: Final = re.compile(r"\\(?=\s)")
 MAX_CORRECTION: Final = 600
 MAX_STOPPED: Final = 60
 STOPPED_CONFIDENCE: Final = 0.75
+OPENING_WORDS: Final = 6
+MAX_FIXED_KEPT: Final = 20
+MAX_FIXED_CHARS: Final = 600
 # How sure an error a compaction summary lists is: the host's own account of the session.
 COMPACTED_ERROR: Final = 0.8
 STATE_VERSION: Final = 1
 # How many of a transcript's requests are remembered to tell a request made again.
 MAX_PROMPTS_KEPT: Final = 500
+
+
+def _opening(words: str) -> str:
+    """How a request begins: its first ``OPENING_WORDS`` words, in lower case."""
+    return " ".join(words.lower().split()[:OPENING_WORDS])
 
 
 class Extractor:
@@ -86,9 +94,16 @@ class Extractor:
             else None
         )
         self.handoff = re.compile(dialect.plan_handoff) if dialect.plan_handoff else None
+        self.attachment = re.compile(dialect.attachment) if dialect.attachment else None
         # What the person just stopped (a call they refused without a word, the assistant's
         # turn they interrupted) until the assistant goes on: their next words correct it.
         self.stopped: str | None = None
+        # The failures fixed with a cause so far (their words, newest last, bounded): what a
+        # compaction summary lists again is not a gotcha twice.
+        self.fixed: list[str] = []
+        # How the person's last request began: the same words again after they stopped the
+        # assistant are that request sent again in full, not a correction.
+        self.opening: str | None = None
 
     def feed(self, entry: Entry) -> list[Event]:
         """Events from one entry. Never raises on content: a malformed entry yields nothing."""
@@ -105,6 +120,8 @@ class Extractor:
             "structural": redact_value(self.structural.to_state()),
             "prompts": list(self.prompts),
             "stopped": self.stopped,
+            "fixed": self.fixed,
+            "opening": self.opening,
         }
         return json.dumps(state)
 
@@ -120,11 +137,15 @@ class Extractor:
             # a state saved before requests were remembered has none
             prompts = dict.fromkeys(str(h) for h in state.get("prompts", []))
             stopped = state.get("stopped")  # none in a state saved before it was kept
+            fixed = [str(f) for f in state.get("fixed", [])][-MAX_FIXED_KEPT:]
+            opening = state.get("opening")
         except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
             return False
         self.structural = layer
         self.prompts = prompts
         self.stopped = str(stopped) if stopped else None
+        self.fixed = fixed
+        self.opening = str(opening) if opening else None
         return True
 
     def finish(self) -> list[Event]:
@@ -154,6 +175,7 @@ class Extractor:
                 produced = self.structural.tool_result(entry, block.outcome)
                 if not entry.is_sidechain:
                     self._note_refusal(produced)
+                    self._note_fixed(produced)
                 events += produced
                 for event in produced:
                     if event.kind == "subagent_summary":
@@ -175,6 +197,8 @@ class Extractor:
             events += self._said("prompt", entry, text, MAX_PROMPT)
             correction = self._correction(entry, text)
             events += correction
+            if not entry.is_sidechain:
+                self.opening = _opening(self._words(text))
             if self.handoff is not None and self.handoff.match(text):
                 events += self.structural.decisions(
                     entry, listed_decisions(text, self.host), APPROVED_DECISION
@@ -204,6 +228,11 @@ class Extractor:
                     what = what[: MAX_STOPPED - 2].rstrip() + "…`"
                 self.stopped = None if said else f"refusing {what}"
 
+    def _note_fixed(self, produced: list[Event]) -> None:
+        for event in produced:
+            if event.kind == "error_resolved" and event.payload.get("cause"):
+                self.fixed = [*self.fixed, event.content[:MAX_FIXED_CHARS]][-MAX_FIXED_KEPT:]
+
     def _correction(self, entry: Entry, text: str) -> list[Event]:
         """What the person said right after stopping the assistant (refusing its call without a
         word, interrupting its turn): how they want it done instead ("fix the test, the code is
@@ -215,7 +244,9 @@ class Extractor:
             return []
         if self.handoff is not None and self.handoff.match(text):
             return []
-        words = " ".join(_CONTINUED.sub(" ", strip_code(own_words(text), self.host)).split())
+        if self.attachment is not None and self.attachment.search(text):
+            return []  # words about a picture the memory cannot hold
+        words = self._words(text)
         # "I have both Node and Python, but I don't want to make it only work for me. Would
         # there be a cross-platform solution?": the statement is the preference
         sentences = _SENTENCE.split(words)
@@ -224,6 +255,8 @@ class Extractor:
         words = " ".join(sentences)
         if not MIN_CORRECTION_WORDS <= len(words.split()) <= MAX_CORRECTION_WORDS:
             return []
+        if self.opening is not None and _opening(words) == self.opening:
+            return []  # their own request again, in full
         return [
             self.factory.make(
                 "preference", f"“{clip(words, MAX_CORRECTION)}”, the person said {stopped}",
@@ -231,6 +264,10 @@ class Extractor:
                 layer="structural", speaker="user", said=words, stopping=True,
             )
         ]  # fmt: skip
+
+    def _words(self, text: str) -> str:
+        """The person's own words of a prompt, on one line."""
+        return " ".join(_CONTINUED.sub(" ", strip_code(own_words(text), self.host)).split())
 
     def _said(self, kind: str, entry: Entry, text: str, limit: int) -> list[Event]:
         """The words of a prompt or a reply of the main conversation, as one event."""
@@ -295,14 +332,15 @@ class Extractor:
         text = parts[-1].strip() or text
         if not text:
             return []
+        # each error the summary lists with its fix is a gotcha of its own (``compaction``), and
+        # the summary itself what it says of the work
         events = [
             self.factory.make(
-                "compact_summary", text, entry, confidence=0.9, salience=0.6,
-                layer="structural", limit=MAX_COMPACT_SUMMARY,
+                "compact_summary", without_errors(text) or text, entry, confidence=0.9,
+                salience=0.6, layer="structural", limit=MAX_COMPACT_SUMMARY,
             )
         ]  # fmt: skip
-        # each error the summary lists with its fix is a gotcha of its own (``compaction``)
-        for item in errors_fixed(text):
+        for item in errors_fixed(text, self.fixed):
             events.append(
                 self.factory.make(
                     "gotcha", item, entry, confidence=COMPACTED_ERROR,

@@ -194,6 +194,7 @@ DIALECT: Final = Dialect(
     # Approving a plan with a fresh context starts the session on it with this turn.
     plan_handoff=r"^\s*Implement the following plan:\s*",
     interrupted=("[Request interrupted by user",),
+    attachment=r"\[Image #\d+\]",
 )
 
 
