@@ -12,7 +12,6 @@ from cortexmem.core.extraction.compaction import (
     errors_fixed,
     items,
     sections,
-    without_errors,
 )
 from cortexmem.core.extraction.extractor import extract
 from cortexmem.core.extraction.memories import to_memories
@@ -85,14 +84,6 @@ def test_fallout_in_tests_lint_rules_by_code_and_fixes_already_kept_are_left_out
     ]
     # without what the session keeps, the lint error is an item of its own
     assert len(errors_fixed(summary)) == 2
-
-
-def test_the_summary_kept_at_a_glance_leaves_out_its_errors_and_its_code():
-    glance = without_errors(SUMMARY)
-    assert "1. Primary Request and Intent:" in glance and "7. Pending Tasks:" in glance
-    assert "Errors and fixes" not in glance and "appendAssign" not in glance
-    assert "```" not in glance and "make([]SessionFilePaths" not in glance
-    assert without_errors("no sections at all") == "no sections at all"
 
 
 def test_an_item_keeps_its_wrapped_lines_and_drops_code_fences():

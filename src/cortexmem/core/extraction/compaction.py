@@ -1,12 +1,12 @@
 """What a compaction summary says went wrong and how it was fixed, one item at a time.
 
 When a host compacts a long session it writes a summary in numbered sections ("1. Primary
-Request and Intent:", …, "4. Errors and fixes:", …). The summary as a whole is kept (an
-episode, and a progress memory read at a glance), but a section that lists the errors met and
-how each was fixed is a list of gotchas, each one a question a next session may ask ("why did
-the todos show 0?": "TodoItem model mismatch: the model expected `id` and `priority` …").
-Stored as one long text, each item is a few words among thousands, clipped away in a briefing
-and diluted for recall; one item per memory is found by its own words and meaning.
+Request and Intent:", …, "4. Errors and fixes:", …). The summary as a whole is kept as an
+episode (what was said), but a section that lists the errors met and how each was fixed is a
+list of gotchas, each one a question a next session may ask ("why did the todos show 0?":
+"TodoItem model mismatch: the model expected `id` and `priority` …"). In one long text each
+item is a few words among thousands, diluted for recall; one item per memory is found by its
+own words and meaning.
 
 Pure: the text in, the items out.
 """
@@ -29,7 +29,6 @@ _ERRORS_SECTION: Final = re.compile(r"\b(?:errors?|bugs?|failures?)\b", re.IGNOR
 # A list item: "- …", "* …", "1. …", at its indentation.
 _ITEM: Final = re.compile(r"^(?P<indent>[ \t]*)(?:[-*•]|\d{1,2}[.)])[ \t]+(?P<text>\S.*)$")
 _BOLD: Final = re.compile(r"\*\*|__")
-_FENCED: Final = re.compile(r"^[ \t]*```.*?^[ \t]*```[ \t]*\n?", re.MULTILINE | re.DOTALL)
 # What any project meets and a linter names: not worth a memory of its own (an unused name, a
 # missing import, a rule broken by its code and fixed where it was: "Ruff F811", "UP038").
 _TRIVIAL: Final = re.compile(
@@ -118,21 +117,3 @@ def told(item: str, text: str) -> bool:
     if len(names) < 2:
         return False
     return 2 * len(names & {n.lower() for n in _IDENTIFIER.findall(text)}) >= len(names)
-
-
-def without_errors(summary: str) -> str:
-    """``summary`` without its sections of errors and fixes (their items are gotchas of their
-    own) and without code blocks (the summary's episode keeps them): what it says of the work
-    read at a glance."""
-    cut = [
-        (m.start(), m.end()) for m in _HEADING.finditer(summary)
-    ]  # fmt: skip
-    keep: list[str] = []
-    for i, (start, _) in enumerate(cut):
-        end = cut[i + 1][0] if i + 1 < len(cut) else len(summary)
-        title = _HEADING.match(summary, start)
-        if title is not None and _ERRORS_SECTION.search(title.group("title")):
-            continue
-        keep.append(summary[start:end])
-    text = (summary[: cut[0][0]] if cut else summary) + "".join(keep)
-    return _FENCED.sub("", text).strip()

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable
 from typing import Final
 
-from cortexmem.core.extraction.compaction import errors_fixed, without_errors
+from cortexmem.core.extraction.compaction import errors_fixed
 from cortexmem.core.extraction.events import EventFactory, ExtractionContext, clip
 from cortexmem.core.extraction.keywords import alternative, find_markers, listed_decisions
 from cortexmem.core.extraction.prose import injected, is_host_text, own_words, strip_code
@@ -332,14 +332,13 @@ class Extractor:
         text = parts[-1].strip() or text
         if not text:
             return []
-        # each error the summary lists with its fix is a gotcha of its own (``compaction``), and
-        # the summary itself what it says of the work
         events = [
             self.factory.make(
-                "compact_summary", without_errors(text) or text, entry, confidence=0.9,
-                salience=0.6, layer="structural", limit=MAX_COMPACT_SUMMARY,
+                "compact_summary", text, entry, confidence=0.9, salience=0.6,
+                layer="structural", limit=MAX_COMPACT_SUMMARY,
             )
         ]  # fmt: skip
+        # each error the summary lists with its fix is a gotcha of its own (``compaction``)
         for item in errors_fixed(text, self.fixed):
             events.append(
                 self.factory.make(

@@ -24,7 +24,6 @@ from cortexmem.model import Event, Memory, SourceContext
 class Rule:
     memory_type: str
     priority: int
-    prefix: str = ""
 
 
 RULES: Final[dict[str, Rule]] = {
@@ -39,7 +38,9 @@ RULES: Final[dict[str, Rule]] = {
     "architecture": Rule("architecture", 7),
     "knowledge": Rule("context", 5),
     "progress": Rule("progress", 5),
-    "compact_summary": Rule("progress", 5, "Session summary: "),
+    # Not "compact_summary": a host's summary of the session so far is a snapshot the session's
+    # digest overtakes (where it ended), its words stay an episode and the errors it lists are
+    # gotchas of their own; kept as a memory too, it said the same things twice (memory audit).
 }
 MEMORY_CONTENT: Final = 2_000
 # Below this an event stays an event: "instead of" alone (0.55) is as often an aside as a choice.
@@ -73,7 +74,7 @@ def to_memory(event: Event) -> Memory | None:
     layer = str(event.payload.get("layer") or "structural")
     prov = event.provenance
     return Memory(
-        content=clip(rule.prefix + str(content), MEMORY_CONTENT),
+        content=clip(str(content), MEMORY_CONTENT),
         memory_type=rule.memory_type,
         confidence=event.confidence,
         priority=rule.priority,
