@@ -17,6 +17,8 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
+from cortexmem.core.text import EMPHASIS, LIST_ITEM
+
 # A section heading: "4. Errors and fixes:" or "## 4. Errors and fixes" on a line of its own.
 _HEADING: Final = re.compile(
     r"^[ \t]*(?:#+[ \t]*)?(?:\*\*)?\d{1,2}\.[ \t]+(?P<title>[A-Z][^\n:]{2,60}?)(?:\*\*)?:?(?:\*\*)?"
@@ -26,9 +28,6 @@ _HEADING: Final = re.compile(
 # The sections that list errors and their fixes ("Errors and fixes", "Errors encountered and
 # fixed", "Bugs fixed"), not "Problem Solving" (what was worked out, not what broke).
 _ERRORS_SECTION: Final = re.compile(r"\b(?:errors?|bugs?|failures?)\b", re.IGNORECASE)
-# A list item: "- …", "* …", "1. …", at its indentation.
-_ITEM: Final = re.compile(r"^(?P<indent>[ \t]*)(?:[-*•]|\d{1,2}[.)])[ \t]+(?P<text>\S.*)$")
-_BOLD: Final = re.compile(r"\*\*|__")
 # What any project meets and a linter names: not worth a memory of its own (an unused name, a
 # missing import, a rule broken by its code and fixed where it was: "Ruff F811", "UP038").
 _TRIVIAL: Final = re.compile(
@@ -72,7 +71,7 @@ def items(body: str) -> list[str]:
     for line in body.splitlines():
         if not line.strip():
             continue
-        match = _ITEM.match(line)
+        match = LIST_ITEM.match(line)
         indent = len(match.group("indent").expandtabs(4)) if match else None
         if match and (top is None or (indent is not None and indent <= top)):
             top = indent
@@ -88,7 +87,7 @@ def items(body: str) -> list[str]:
                 part[:1].lower() + part[1:] if part[:1].isupper() and part[1:2].islower() else part
             )
             text += ("; " if text[-1:] not in ".:;" else " ") + part
-        joined.append(" ".join(_BOLD.sub("", text).split()))
+        joined.append(" ".join(EMPHASIS.sub("", text).split()))
     return joined
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from cortexmem.core.extraction.prose import sentences, strip_code
-from cortexmem.core.text import clip_redacted
+from cortexmem.core.text import EMPHASIS, LIST_ITEM, clip_redacted
 
 
 @dataclass(frozen=True)
@@ -219,8 +219,6 @@ _DECISIONS_HEADING: Final = re.compile(
 )
 # (not a template's placeholder, "<describe the decision>", nor a question)
 _DECISION_LINE: Final = re.compile(r"^decision:\s*([^\s<].{2,200})(?<!\?)$", re.IGNORECASE)
-_LIST_ITEM: Final = re.compile(r"^(\s*)(?:[-*+]|\d{1,2}[.)])\s+(\S.*)$")
-_EMPHASIS_MARKS: Final = re.compile(r"\*\*|__")
 _LEADING_MARKS: Final = re.compile(r"^[^\w(]+")
 MAX_LISTED: Final = 8
 LISTED_CHARS: Final = 400
@@ -228,7 +226,7 @@ LISTED_CHARS: Final = 400
 
 def _bare(line: str) -> str:
     """A line without its heading, emphasis and leading symbol marks (``#``, ``**``, ``✅``)."""
-    return " ".join(_LEADING_MARKS.sub("", _EMPHASIS_MARKS.sub("", line)).split())
+    return " ".join(_LEADING_MARKS.sub("", EMPHASIS.sub("", line)).split())
 
 
 def listed_decisions(text: str, host: re.Pattern[str] | None = None) -> list[str]:
@@ -265,11 +263,11 @@ def _items(lines: list[str], start: int) -> tuple[list[str], int]:
         if not line.strip():
             i += 1
             continue
-        item = _LIST_ITEM.match(line)
+        item = LIST_ITEM.match(line)
         depth = len(line) - len(line.lstrip())
         if item and (indent < 0 or depth == indent):
             indent = depth
-            items.append(item.group(2))
+            items.append(item.group("text"))
         elif items and depth > indent:
             items[-1] += " " + line.strip()
         else:
@@ -281,4 +279,4 @@ def _items(lines: list[str], start: int) -> tuple[list[str], int]:
 def _clean(item: str) -> str:
     """An item without emphasis, redacted before it is cut (a secret across the cut would
     otherwise keep its first characters)."""
-    return clip_redacted(" ".join(_EMPHASIS_MARKS.sub("", item).split()), LISTED_CHARS)
+    return clip_redacted(" ".join(EMPHASIS.sub("", item).split()), LISTED_CHARS)
