@@ -229,6 +229,7 @@ class Extractor:
                 self.stopped = None if said else f"refusing {what}"
 
     def _note_fixed(self, produced: list[Event]) -> None:
+        """A failure fixed with its cause: a gotcha already, whatever a compaction says later."""
         for event in produced:
             if event.kind == "error_resolved" and event.payload.get("cause"):
                 self.fixed = [*self.fixed, event.content[:MAX_FIXED_CHARS]][-MAX_FIXED_KEPT:]
