@@ -73,7 +73,7 @@ def test_fallout_in_tests_lint_rules_by_code_and_fixes_already_kept_are_left_out
    - **Multi-session test failure** in TestWriteCommitted_MultiSession
      - Updated expectation: Agent now comes from latest session
    - **Ruff F811**: Duplicate `visit_Call` method definition. Fixed by merging both into one.
-   - **gocritic lint error**: `append(existingSummary.Sessions, sessionFilePaths)` to a new slice
+   - **gocritic `appendAssign`**: `append(existingSummary.Sessions, sessionFilePaths)`, new slice
    - **TodoItem model mismatch**: Model expected `id` and `priority`. Fixed by updating the model.
 """
     kept = ("`mise run lint` failed: The lint error is because append(existingSummary.Sessions, "
@@ -87,10 +87,10 @@ def test_fallout_in_tests_lint_rules_by_code_and_fixes_already_kept_are_left_out
 
 
 def test_an_item_keeps_its_wrapped_lines_and_drops_code_fences():
-    body = "- **Build broke**: the linker\n  could not find libfoo\n  ```\n- A second, long item"
+    body = "- **Build broke**: the linker\n  could not find libfoo\n  ```\n  ld\n  ```\n- A second"
     assert items(body) == [
         "Build broke: the linker; could not find libfoo",
-        "A second, long item",
+        "A second",
     ]
 
 
@@ -117,3 +117,49 @@ def test_any_text_reads_without_error_and_gives_bounded_items(text: str):
     found = errors_fixed(text)
     assert len(found) <= MAX_ITEMS
     assert all(MIN_ITEM <= len(item) <= MAX_ITEM for item in found)
+
+
+def test_numbered_items_fenced_code_and_none_lines_read_as_what_they_are():
+    numbered = (
+        "4. Errors and fixes:\n   1. Import error after moving the package\n"
+        "      - Fixed by updating the import path in cli.py\n"
+        "   2. Tests timed out on the CI runners\n      - Fixed by raising the timeout to 60 s\n"
+    )
+    assert errors_fixed(numbered) == [
+        "Import error after moving the package; fixed by updating the import path in cli.py",
+        "Tests timed out on the CI runners; fixed by raising the timeout to 60 s",
+    ]
+    fenced = (
+        "4. Errors and fixes:\n   - Loader crashed on empty files. Fixed in loader.py:\n"
+        "     ```yaml\n     - name: not an item of the list\n     ```\n"
+    )
+    assert errors_fixed(fenced) == ["Loader crashed on empty files. Fixed in loader.py"]
+    none = "4. Errors and fixes:\n   - No errors were encountered during this session.\n"
+    assert errors_fixed(none) == []
+    assert errors_fixed("4) **Errors and fixes**:\n   - The cache key ignored the tenant id\n")
+
+
+def test_real_errors_with_codes_or_tests_in_them_are_kept():
+    summary = (
+        "4. Errors and fixes:\n"
+        "   - TS2307: Cannot find module '@/lib/db'; the tsconfig paths alias was missing\n"
+        "   - Race condition in the cache warmer; fixed with a lock and updated the tests\n"
+        "   - Integration tests failed because the middleware expects a Bearer token\n"
+        "   - **flake8 E501**: line too long in cli.py, wrapped\n"
+    )
+    assert len(errors_fixed(summary)) == 3  # the lint rule fixed in place is the one left out
+    # two common names are not enough to say a known fix tells the same thing
+    known = ["The test expects `user_id` but the fixture sets `session_id`"]
+    item = (
+        "4. Errors and fixes:\n   - Migration dropped the user_id index; session_id reads failed\n"
+    )
+    assert errors_fixed(item, known) == errors_fixed(item)
+
+
+def test_a_long_item_is_cut_and_the_list_bounded():
+    long_item = "4. Errors and fixes:\n" + "".join(
+        f"   - The importer {n} failed on a file of {'x' * 700}\n" for n in range(20)
+    )
+    found = errors_fixed(long_item)
+    assert len(found) == MAX_ITEMS
+    assert all(len(item) == MAX_ITEM and item.endswith("…") for item in found)

@@ -313,6 +313,68 @@ def test_a_request_sent_again_in_full_or_words_about_a_picture_are_no_correction
     assert kinds(picture.events(), "preference") == []
 
 
+def test_a_compaction_ends_a_stop_a_subagent_makes_none_and_a_request_sent_again_is_no_correction():
+    refused = "The user doesn't want to proceed with this tool use. The tool use was rejected."
+    compacted = (
+        Session()
+        .tool("Edit", {"file_path": "/home/dev/app/cmd/reset.go"}, refused, error=True)
+        .say("[Request interrupted by user for tool use]", role="user")
+        .say("Summary:\n1. Primary Request and Intent:\n   - the reset command", role="user",
+             is_compact_summary=True)
+        .say("now write the docs page for the reset command", role="user")
+    )  # fmt: skip
+    assert kinds(compacted.events(), "preference") == []
+    subagent = (
+        Session()
+        .say("[Request interrupted by user]", role="user", is_sidechain=True)
+        .say("now write the docs page for the reset command", role="user")
+    )  # fmt: skip
+    assert kinds(subagent.events(), "preference") == []
+    resent = (
+        Session()
+        .say("Add a reset command. Can you make it clear the checkpoints?", role="user")
+        .say("[Request interrupted by user]", role="user")
+        .say("Add a reset command. Can you make it clear the checkpoints and the logs too?",
+             role="user")
+    )  # fmt: skip
+    assert kinds(resent.events(), "preference") == []
+
+
+def test_what_the_extractor_carries_between_passes_holds_no_secret():
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    extractor = Extractor(ExtractionContext(session_id="s-1", dialect=DIALECT))
+    for entry in (
+        Session()
+        .say(f"push with token {token} to the fork", role="user")
+        .tool("Bash", {"command": f"git push https://{token}@github.com/me/fork"},
+              "The user doesn't want to proceed with this tool use. The tool use was rejected.",
+              error=True)
+        .entries
+    ):  # fmt: skip
+        extractor.feed(entry)
+    assert token not in extractor.snapshot() and token.lower() not in extractor.snapshot()
+
+
+def test_a_compaction_does_not_repeat_a_fix_the_session_keeps_with_its_cause():
+    lint = "committed.go:42: appendAssign: append result not assigned to the same slice\n1 issues."
+    summary = (
+        "Summary:\n4. Errors and fixes:\n"
+        "   - **gocritic `appendAssign`**: `append(existingSummary.Sessions, sessionFilePaths)` "
+        "assigned to another slice; fixed with copy\n"
+    )
+    session = (
+        Session()
+        .bash("mise run lint", lint, error=True)
+        .say("The lint error is because append(existingSummary.Sessions, sessionFilePaths) is "
+             "assigned to summary.Sessions.")
+        .tool("Edit", {"file_path": "/home/dev/app/committed.go"}, "ok")
+        .bash("mise run lint", "0 issues.")
+        .say(summary, role="user", is_compact_summary=True)
+    )  # fmt: skip
+    assert [e for e in session.events() if e.kind == "error_resolved"]
+    assert not [e for e in session.events() if e.payload.get("layer") == "compaction"]
+
+
 @pytest.mark.parametrize(
     "next_turn",
     [
@@ -1054,6 +1116,35 @@ def test_a_lead_the_assistant_looks_into_gives_way_to_what_it_found_there():
     )  # fmt: skip
     (memory,) = [m for m in to_memories(moved.events()) if "event:error_resolved" in m.tags]
     assert "expected test setup code duplication" in memory.content
+
+
+def test_a_lead_the_session_moved_on_from_stays_and_a_short_one_is_still_a_lead():
+    lint = "F401 `re` imported but unused\n --> src/app/coverage.py:5:8\nFound 1 error."
+    moved = (
+        Session()
+        .bash("uv run ruff check .", lint, error=True)
+        .say("The error is because `re` is no longer used in coverage.py. Let me check the file:")
+        .tool("Edit", {"file_path": "/home/dev/app/src/app/coverage.py"}, "ok")
+        .bash("uv run pytest -x", "173 passed")
+        .say("The issue is that the import resolver doesn't know about the src/ prefix.")
+        .tool("Edit", {"file_path": "/home/dev/app/src/app/paths.py"}, "ok")
+        .bash("uv run ruff check . && uv run pytest -x -q", "All checks passed!\n173 passed")
+    )  # fmt: skip
+    (resolved,) = [e for e in moved.events() if e.kind == "error_resolved"]
+    assert "re is no longer used" in resolved.content
+    assert "import resolver" not in resolved.content
+    # a diagnosis shorter than a sentence or two, then the look further: still a lead
+    short = (
+        Session()
+        .bash("uv run pytest -q", "FAILED test_time.py::test_utc\n1 failed", error=True)
+        .say("The test expects UTC. Let me take a look at the fixture:")
+        .say("The problem is that the fixture builds naive datetimes in local time.")
+        .tool("Edit", {"file_path": "/home/dev/app/tests/conftest.py"}, "ok")
+        .bash("uv run pytest -q", "4 passed")
+    )  # fmt: skip
+    (resolved,) = [e for e in short.events() if e.kind == "error_resolved"]
+    assert "naive datetimes in local time" in resolved.content
+    assert "Let me" not in resolved.content
 
 
 def test_a_failure_the_session_moved_on_from_takes_no_later_diagnosis_as_its_cause():

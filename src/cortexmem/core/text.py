@@ -101,11 +101,11 @@ def path_inside(path: str | None, folder: str | None) -> str | None:
     return None if inside in (path, path.replace("\\", "/")) else inside
 
 
-# Claude Code numbers the lines a read shows ("   12→text"); the numbers are not the document's.
 # A list item in markdown or plain text ("- …", "* …", "• …", "1. …"), at its indentation.
 LIST_ITEM: Final = re.compile(r"^(?P<indent>[ \t]*)(?:[-*+•]|\d{1,2}[.)])[ \t]+(?P<text>\S.*)$")
 # Markdown's bold and italic marks: not words.
 EMPHASIS: Final = re.compile(r"\*\*|__")
+# Claude Code numbers the lines a read shows ("   12→text"); the numbers are not the document's.
 _LINE_NUMBER: Final = re.compile(r"^\s*\d+\u2192", re.MULTILINE)
 
 

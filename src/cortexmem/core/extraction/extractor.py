@@ -70,8 +70,9 @@ MAX_PROMPTS_KEPT: Final = 500
 
 
 def _opening(words: str) -> str:
-    """How a request begins: its first ``OPENING_WORDS`` words, in lower case."""
-    return " ".join(words.lower().split()[:OPENING_WORDS])
+    """How a request begins: the hash of its first ``OPENING_WORDS`` words, in lower case (the
+    words themselves are not kept between passes)."""
+    return content_hash(" ".join(words.lower().split()[:OPENING_WORDS]))
 
 
 class Extractor:
@@ -119,8 +120,8 @@ class Extractor:
             "v": STATE_VERSION,
             "structural": redact_value(self.structural.to_state()),
             "prompts": list(self.prompts),
-            "stopped": self.stopped,
-            "fixed": self.fixed,
+            "stopped": redact_value(self.stopped),
+            "fixed": redact_value(self.fixed),
             "opening": self.opening,
         }
         return json.dumps(state)
@@ -164,6 +165,7 @@ class Extractor:
         if entry.role == "system":
             return []
         if entry.is_compact_summary:
+            self.stopped = None  # the context was compacted: what follows is a new turn
             return self._compact_summary(entry)
         if entry.role == "assistant" and not entry.is_sidechain:
             self.stopped = None  # the assistant went on: what the person says next is a request
@@ -187,7 +189,12 @@ class Extractor:
         text = entry.text
         if not text or (entry.role == "user" and is_host_text(text, self.ctx.dialect)):
             interrupted = self.ctx.dialect.interrupted
-            if text and interrupted and text.lstrip().startswith(interrupted):
+            if (
+                text
+                and interrupted
+                and not entry.is_sidechain
+                and text.lstrip().startswith(interrupted)
+            ):
                 self.stopped = self.stopped or "interrupting the assistant"
             return events
         correction: list[Event] = []
@@ -222,7 +229,9 @@ class Extractor:
             if event.kind == "refused" and not event.payload.get("cancelled"):
                 said = any(e.payload.get("said") for e in produced)
                 what = event.content.removeprefix("The person refused ").strip()
-                if not what.startswith("`"):  # "Edit src/app/timeline.html": the file by its name
+                if not what.startswith("`"):
+                    # "Edit cmd/entire/cli/reset.go": the file by its name (its folders' words,
+                    # "cli", would bring the preference up for prompts about something else)
                     what = re.sub(r"\S*/(?=\S)", "", what)
                 elif len(what) > MAX_STOPPED:  # a long command: its start says which
                     what = what[: MAX_STOPPED - 2].rstrip() + "…`"
@@ -240,14 +249,18 @@ class Extractor:
         right", "I'd actually love that test to be saved as a permanent unit test"), their
         preference, as words typed with a refusal are. Not a plan the host hands over, and not
         a question (a request, kept as the prompt it is), though a statement before one is."""
+        if entry.is_sidechain:
+            return []
         stopped, self.stopped = self.stopped, None
-        if stopped is None or entry.is_sidechain:
+        if stopped is None:
             return []
         if self.handoff is not None and self.handoff.match(text):
             return []
         if self.attachment is not None and self.attachment.search(text):
             return []  # words about a picture the memory cannot hold
         words = self._words(text)
+        if self.opening is not None and _opening(words) == self.opening:
+            return []  # their own request again, in full
         # "I have both Node and Python, but I don't want to make it only work for me. Would
         # there be a cross-platform solution?": the statement is the preference
         sentences = _SENTENCE.split(words)
@@ -256,13 +269,12 @@ class Extractor:
         words = " ".join(sentences)
         if not MIN_CORRECTION_WORDS <= len(words.split()) <= MAX_CORRECTION_WORDS:
             return []
-        if self.opening is not None and _opening(words) == self.opening:
-            return []  # their own request again, in full
         return [
             self.factory.make(
                 "preference", f"“{clip(words, MAX_CORRECTION)}”, the person said {stopped}",
                 entry, confidence=STOPPED_CONFIDENCE, salience=SALIENCE["preference"],
-                layer="structural", speaker="user", said=words, stopping=True,
+                layer="structural", speaker="user", said=clip(words, MAX_CORRECTION),
+                stopping=True,
             )
         ]  # fmt: skip
 

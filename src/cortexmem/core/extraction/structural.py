@@ -58,8 +58,8 @@ _DIAGNOSIS: Final = re.compile(
 )
 # An announcement to look further ("Let me check that function:"), not to act or to move on.
 _LOOKS_FURTHER: Final = re.compile(
-    ANNOUNCES.pattern + r"\s+(?:\w+\s+)?(?:check|look|see|examine|investigate|inspect|read|find|"
-    r"search|trace|explore|dig|understand|figure)\b",
+    ANNOUNCES.pattern + r"\s+(?:\w+\s+){0,3}?(?:check|look|see|examine|investigate|inspect|read|"
+    r"find|search|trace|explore|dig|understand|figure|open)\b",
     re.IGNORECASE,
 )
 _ANAPHORA: Final = re.compile(r"^(?:this|that|it|so|which)\b", re.IGNORECASE)
@@ -82,7 +82,7 @@ def diagnosis(text: str) -> tuple[str, bool] | None:
         if len(sentence) < 12 or ANNOUNCES.match(sentence) or not _DIAGNOSIS.search(sentence):
             continue
         end = i + 1
-        if len(sentence) < 40 and i + 1 < len(sentences):
+        if len(sentence) < 40 and i + 1 < len(sentences) and not ANNOUNCES.match(sentences[i + 1]):
             sentence = f"{sentence} {sentences[i + 1]}"
             end = i + 2
         elif i > 0 and _ANAPHORA.match(sentence) and not ANNOUNCES.match(sentences[i - 1]):
@@ -470,15 +470,18 @@ class StructuralLayer:
         Nothing edited since the failure, its diagnosis may still come (a check run before
         looking into a failing test); a step of the same kind (``mise run dup`` after ``mise
         run lint``) is still that work."""
-        waiting = [(k, v) for k, v in self.failures.items() if not v[3]]
+        waiting = [(k, v) for k, v in self.failures.items() if not v[3] or k in self.leads]
         if not waiting:
             return
         kind = commands.step_kind(command)
         ran = _parts(command) | set(targets)
-        for key, (failed, line, seen, _, named) in waiting:
+        for key, (failed, line, seen, cause, named) in waiting:
             edited = seen < self.files_seen  # fixed meanwhile, without a word
             if edited and _step_kind(key[1]) not in (None, kind) and not _parts(key[1]) & ran:
-                self.failures[key] = (failed, line, seen, MOVED_ON, named)
+                # a lead the session moved on from is the last word on it: nothing later
+                # replaces it
+                self.leads.pop(key, None)
+                self.failures[key] = (failed, line, seen, cause or MOVED_ON, named)
 
     def _commit(self, entry: Entry, command: str, output: str) -> list[Event]:
         sha, subject = commands.commit_details(command, output)
