@@ -1147,6 +1147,22 @@ def test_a_lead_the_session_moved_on_from_stays_and_a_short_one_is_still_a_lead(
     assert "Let me" not in resolved.content
 
 
+def test_a_sentence_ruling_a_cause_out_does_not_replace_a_lead():
+    session = (
+        Session()
+        .bash("uv run pytest -q", "FAILED test_parse.py::test_empty\n1 failed", error=True)
+        .say("The issue is that `parse()` returns None for empty input instead of an empty "
+             "list. Let me check the other callers:")
+        .say("The other callers are fine because they check the length first. Let me fix "
+             "`parse()`:")
+        .tool("Edit", {"file_path": "/home/dev/app/parse.py"}, "ok")
+        .bash("uv run pytest -q", "5 passed")
+    )  # fmt: skip
+    (resolved,) = [e for e in session.events() if e.kind == "error_resolved"]
+    assert "returns None for empty input" in resolved.content
+    assert "other callers are fine" not in resolved.content
+
+
 def test_a_failure_the_session_moved_on_from_takes_no_later_diagnosis_as_its_cause():
     """slopometry: ruff failed on an unused import, the import went without a word, the tests
     ran and passed, and a diagnosis of another bug came later, before ruff passed again."""

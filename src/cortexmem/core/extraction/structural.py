@@ -62,6 +62,15 @@ _LOOKS_FURTHER: Final = re.compile(
     r"find|search|trace|explore|dig|understand|figure|open)\b",
     re.IGNORECASE,
 )
+# A sentence that rules a cause out ("The other callers are fine because they check the length
+# first"): no diagnosis of the failure.
+# (Its subject said to be fine, with no "but" after: "The test is correct, but the code …" is one.)
+_RULED_OUT: Final = re.compile(
+    r"^(?:[\w`'().-]+ ){1,6}(?:is|are|looks?|seems?|was|were) (?:all )?"
+    r"(?:fine|ok|okay|correct|good|not the (?:issue|problem|cause))\b"
+    r"(?!.*\b(?:but|however|although|though|yet|except)\b)",
+    re.IGNORECASE,
+)
 _ANAPHORA: Final = re.compile(r"^(?:this|that|it|so|which)\b", re.IGNORECASE)
 _SENTENCES: Final = re.compile(r"(?<=[.!?])\s+|\n+")
 _MARKUP: Final = re.compile(r"\*\*|`|^\s*(?:#+|>|[-*]|\d+\.)\s+")
@@ -80,6 +89,8 @@ def diagnosis(text: str) -> tuple[str, bool] | None:
     sentences = [" ".join(_MARKUP.sub("", s).split()) for s in _SENTENCES.split(text) if s.strip()]
     for i, sentence in enumerate(sentences):
         if len(sentence) < 12 or ANNOUNCES.match(sentence) or not _DIAGNOSIS.search(sentence):
+            continue
+        if _RULED_OUT.search(sentence):
             continue
         end = i + 1
         if len(sentence) < 40 and i + 1 < len(sentences) and not ANNOUNCES.match(sentences[i + 1]):
