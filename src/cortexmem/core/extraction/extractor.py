@@ -202,15 +202,17 @@ class Extractor:
             # What the person pasted (logs, dumps, code, documents) is not what they decided;
             # the plan they approved, handed over by the host, lists what they agreed to.
             events += self._said("prompt", entry, text, MAX_PROMPT)
-            correction = self._correction(entry, text)
+            own = own_words(text)
+            words = " ".join(_CONTINUED.sub(" ", strip_code(own, self.host)).split())
+            correction = self._correction(entry, text, words)
             events += correction
             if not entry.is_sidechain:
-                self.opening = _opening(self._words(text))
+                self.opening = _opening(words)
             if self.handoff is not None and self.handoff.match(text):
                 events += self.structural.decisions(
                     entry, listed_decisions(text, self.host), APPROVED_DECISION
                 )
-            text = own_words(text)
+            text = own
         else:
             events += self._said("reply", entry, text, MAX_REPLY)
             if not entry.is_sidechain:
@@ -243,12 +245,13 @@ class Extractor:
             if event.kind == "error_resolved" and event.payload.get("cause"):
                 self.fixed = [*self.fixed, event.content[:MAX_FIXED_CHARS]][-MAX_FIXED_KEPT:]
 
-    def _correction(self, entry: Entry, text: str) -> list[Event]:
+    def _correction(self, entry: Entry, text: str, words: str) -> list[Event]:
         """What the person said right after stopping the assistant (refusing its call without a
         word, interrupting its turn): how they want it done instead ("fix the test, the code is
         right", "I'd actually love that test to be saved as a permanent unit test"), their
         preference, as words typed with a refusal are. Not a plan the host hands over, and not
-        a question (a request, kept as the prompt it is), though a statement before one is."""
+        a question (a request, kept as the prompt it is), though a statement before one is.
+        ``words``: the prompt's own words (``own_words``), on one line."""
         if entry.is_sidechain:
             return []
         stopped, self.stopped = self.stopped, None
@@ -258,7 +261,6 @@ class Extractor:
             return []
         if self.attachment is not None and self.attachment.search(text):
             return []  # words about a picture the memory cannot hold
-        words = self._words(text)
         if self.opening is not None and _opening(words) == self.opening:
             return []  # their own request again, in full
         # "I have both Node and Python, but I don't want to make it only work for me. Would
@@ -277,10 +279,6 @@ class Extractor:
                 stopping=True,
             )
         ]  # fmt: skip
-
-    def _words(self, text: str) -> str:
-        """The person's own words of a prompt, on one line."""
-        return " ".join(_CONTINUED.sub(" ", strip_code(own_words(text), self.host)).split())
 
     def _said(self, kind: str, entry: Entry, text: str, limit: int) -> list[Event]:
         """The words of a prompt or a reply of the main conversation, as one event."""
