@@ -12,7 +12,7 @@ from cortexmem.core.extraction.memories import to_memories
 from cortexmem.hosts.claude_code.reader import READER
 from cortexmem.services import capture
 from cortexmem.services.context import Context
-from cortexmem.services.ingest import ingest
+from cortexmem.services.ingest import find_sessions, ingest
 from cortexmem.store.sqlite.store import SQLiteStore
 
 from conftest import SHARED_DATA
@@ -206,6 +206,23 @@ def test_the_digest_a_capture_stores_is_the_digest_of_all_the_sessions_events(st
 
 
 @pytest.mark.skipif(not TRANSCRIPTS.exists(), reason=f"{TRANSCRIPTS} is not here")
+def test_ingest_reads_the_oldest_session_first(tmp_path: Path, repo: Path):
+    """Whatever the files are called: a document a later session reads again withdraws the
+    decisions an earlier one found in it, not the other way round."""
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    write(folder / "a-later.jsonl", read_document(3, REWRITTEN, "later"))
+    write(folder / "b-earlier.jsonl", read_document(1, LISTED, "earlier"))
+    assert [p.name for p in find_sessions([folder], READER)] == ["b-earlier.jsonl", "a-later.jsonl"]
+    ingest([folder], reader=READER, into=repo)
+    with Context.for_cwd(repo) as ctx:
+        store = ctx.require("project")
+        statuses = {
+            m.content: m.status for m in store.iter_memories() if m.memory_type == "decision"
+        }
+    assert statuses == {"Keep SQLite in WAL mode": "active", "One worker at a time": "archived"}
+
+
 def test_ingest_of_every_real_transcript(tmp_path: Path, repo: Path):
     result = ingest([TRANSCRIPTS], reader=READER, into=repo)
     assert result.sessions > 100 and not result.skipped
@@ -293,8 +310,9 @@ def read_in_pieces(store, path: Path, lines: list[str], *cuts: int) -> None:
 
 def same_events_in_two_pieces(store, tmp_path: Path, lines: list[str]) -> None:
     """Read in two pieces split anywhere, into fresh stores, ``lines`` leave the events
-    ``store`` holds."""
+    ``store`` holds, and its memories in the same states (the session's digest aside)."""
     whole = sorted(e.content_hash for e in store.iter_events())
+    kept = memory_states(store)
     for cut in range(1, len(lines)):
         folder = tmp_path / f"cut{cut}"
         folder.mkdir()
@@ -302,6 +320,13 @@ def same_events_in_two_pieces(store, tmp_path: Path, lines: list[str]) -> None:
             again = other.writable("project")
             read_in_pieces(again, folder / "sess.jsonl", lines, cut)
             assert sorted(e.content_hash for e in again.iter_events()) == whole, cut
+            assert memory_states(again) == kept, cut
+
+
+def memory_states(store) -> list[tuple[str, str]]:
+    return sorted(
+        (m.content, m.status) for m in store.iter_memories() if "layer:digest" not in m.tags
+    )
 
 
 def bash(i: int, call_id: str, command: str) -> str:
@@ -501,6 +526,58 @@ def test_decisions_written_into_a_document_are_read_once_whether_read_at_once_or
     capture.capture_transcript(store, t, reader=READER, session_id="sess-1")
     decided = sorted(m.content for m in store.iter_memories() if m.memory_type == "decision")
     assert decided == ["Keep SQLite in WAL mode", "One worker at a time"]
+    same_events_in_two_pieces(store, tmp_path, lines)
+
+
+def read_document(i: int, text: str, session: str = "sess-1") -> list[str]:
+    """Claude Code reading /repo/STATUS.md whole (its lines numbered), in a session in /repo."""
+    call = json.loads(tool_call(i, f"toolu_r{i}"))
+    call["message"]["content"][0].update(name="Read", input={"file_path": "/repo/STATUS.md"})
+    shown = "".join(f"{n:>6}\u2192{x}\n" for n, x in enumerate(text.splitlines(), 1))
+    result = json.loads(tool_result(i + 1, f"toolu_r{i}", shown, False))
+    for record in (call, result):
+        record.update(cwd="/repo", sessionId=session)
+        record["timestamp"] = record["timestamp"].replace("2026-01-01", f"2026-01-{i:02d}")
+    return [json.dumps(call), json.dumps(result)]
+
+
+LISTED = "# Status\n\n## Decisions\n- Keep SQLite in WAL mode\n- One worker at a time\n"
+REWRITTEN = "# Status\n\n## Decisions\n- Keep SQLite in WAL mode\n\nWorkers: a pool now.\n"
+
+
+def test_a_decision_its_document_no_longer_says_is_archived_until_it_says_it_again(
+    ctx: Context, tmp_path: Path
+):
+    """Across sessions: a later session reading the rewritten status note archives the
+    decision it dropped (recall and the briefing no longer serve it as standing); a third
+    reading it listed again brings it back."""
+    store = ctx.writable("project")
+
+    def session(name: str, lines: list[str]) -> dict[str, str]:
+        write(tmp_path / f"{name}.jsonl", lines)
+        capture.capture_transcript(store, tmp_path / f"{name}.jsonl", reader=READER)
+        return {m.content: m.status for m in store.iter_memories() if m.memory_type == "decision"}
+
+    first = session("s1", read_document(1, LISTED, "s1"))
+    assert first == {"Keep SQLite in WAL mode": "active", "One worker at a time": "active"}
+    second = session("s2", read_document(3, REWRITTEN, "s2"))
+    assert second == {"Keep SQLite in WAL mode": "active", "One worker at a time": "archived"}
+    archived = next(m for m in store.iter_memories() if m.status == "archived")
+    assert "doc:status.md" in archived.tags
+    third = session("s3", read_document(5, LISTED, "s3"))
+    assert third == first
+
+
+def test_withdrawals_are_the_same_whether_read_at_once_or_in_pieces(ctx: Context, tmp_path: Path):
+    lines = [*read_document(1, LISTED), *read_document(3, REWRITTEN), *read_document(5, LISTED)]
+    lines += read_document(7, REWRITTEN)
+    store = ctx.writable("project")
+    write(tmp_path / "sess.jsonl", lines)
+    capture.capture_transcript(store, tmp_path / "sess.jsonl", reader=READER, session_id="sess-1")
+    gone = [e.content for e in store.iter_events() if e.kind == "withdrawn"]
+    assert gone == ["One worker at a time"] * 2
+    statuses = {m.content: m.status for m in store.iter_memories() if m.memory_type == "decision"}
+    assert statuses["One worker at a time"] == "archived"
     same_events_in_two_pieces(store, tmp_path, lines)
 
 

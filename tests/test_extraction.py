@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -18,8 +20,13 @@ from cortexmem.core.extraction.commands import (
 from cortexmem.core.extraction.digest import session_digest
 from cortexmem.core.extraction.events import EVENT_KINDS, ExtractionContext
 from cortexmem.core.extraction.extractor import Extractor, extract
-from cortexmem.core.extraction.keywords import classify, find_markers, listed_decisions
-from cortexmem.core.extraction.memories import to_memories
+from cortexmem.core.extraction.keywords import (
+    classify,
+    find_markers,
+    listed_decisions,
+    still_says,
+)
+from cortexmem.core.extraction.memories import to_memories, withdrawn
 from cortexmem.core.extraction.summaries import entries_from_summary
 from cortexmem.core.extraction.tags import find_tags
 from cortexmem.core.session import Block, Entry, Role
@@ -29,6 +36,7 @@ from cortexmem.hosts.claude_code.transcript import (
     tool_result_block,
     tool_use_block,
 )
+from cortexmem.model import content_hash
 
 from conftest import SHARED_DATA
 
@@ -1566,6 +1574,94 @@ def test_decisions_a_document_of_the_project_lists_count_when_the_session_reads_
     # nor a dependency's inside the project folder
     vendored = {"file_path": "/home/dev/app/node_modules/left-pad/README.md"}
     assert not [e for e in Session().tool("Read", vendored, shown).events() if e.kind == "decision"]
+
+
+def numbered(text: str) -> str:
+    """``text`` as Claude Code's Read shows a file: each line numbered."""
+    return "".join(f"{n:>6}\u2192{line}\n" for n, line in enumerate(text.splitlines(), 1))
+
+
+STATUS_V1 = "# Status\n\n### Technical Decisions Made\n- **No cuBLAS**: fair competition\n" + (
+    "- **gcc-12**: CUDA 12.0 needs gcc 12 or older\n"
+)
+STATUS_V2 = "# Status\n\nRewritten. Roadmap: CUDA backend with cuBLAS + cuFFT.\n"
+
+
+def withdrawn_of(session: Session, ctx: ExtractionContext | None = None) -> list[str]:
+    return [e.content for e in session.events(ctx) if e.kind == "withdrawn"]
+
+
+def test_a_whole_later_version_of_a_document_withdraws_the_decisions_it_no_longer_says():
+    """The project's status note is its record while it says a decision: rewritten without
+    it, the decision is withdrawn (the store archives it); still said anywhere in it, kept."""
+    path = {"file_path": "/home/dev/app/STATUS.md"}
+    session = Session().tool("Read", path, numbered(STATUS_V1))
+    session.tool("Read", path, numbered(STATUS_V2 + "gcc-12: CUDA 12.0 needs gcc 12 or older"))
+    events = session.events()
+    assert [e.content for e in events if e.kind == "withdrawn"] == ["No cuBLAS: fair competition"]
+    gone = next(e for e in events if e.kind == "withdrawn")
+    assert gone.payload["document"] == "status.md"
+    listed = [m for m in to_memories(events) if m.memory_type == "decision"]
+    assert all("doc:status.md" in m.tags for m in listed) and len(listed) == 2
+    assert withdrawn(events) == [content_hash("decision", "No cuBLAS: fair competition")]
+    # a whole write of it does the same
+    written = Session().tool("Read", path, numbered(STATUS_V1))
+    written.tool("Write", {**path, "content": STATUS_V2}, "File created successfully")
+    assert len(withdrawn_of(written)) == 2
+
+
+def test_only_a_whole_version_of_a_document_withdraws_a_decision():
+    path = {"file_path": "/home/dev/app/STATUS.md"}
+    cases = {
+        "a read of some of its lines": Session().tool(
+            "Read", {**path, "offset": 40, "limit": 20}, numbered(STATUS_V2)
+        ),
+        "a note in place of its lines": Session().tool(
+            "Read", path, "File unchanged since last read. Refer to the earlier result."
+        ),
+        "an edit, which shows only its part": Session().tool(
+            "Edit", {**path, "old_string": "x", "new_string": STATUS_V2}, "updated"
+        ),
+        "a read that failed": Session().tool("Read", path, numbered(STATUS_V2), error=True),
+        "another document": Session().tool(
+            "Read", {"file_path": "/home/dev/app/docs/PLAN.md"}, numbered(STATUS_V2)
+        ),
+    }
+    for case, later in cases.items():
+        session = Session().tool("Read", path, numbered(STATUS_V1))
+        session.entries += [replace(e, line=e.line + len(session.entries)) for e in later.entries]
+        assert withdrawn_of(session) == [], case
+
+
+def test_a_decision_listed_again_after_its_withdrawal_is_a_new_event():
+    """Each is an event of its own (``again``), so the store serves the decision again."""
+    path = {"file_path": "/home/dev/app/STATUS.md"}
+    session = Session().tool("Read", path, numbered(STATUS_V1))
+    session.tool("Read", path, numbered(STATUS_V2)).tool("Read", path, numbered(STATUS_V1))
+    events = session.events()
+    cuBLAS = [e for e in events if e.content == "No cuBLAS: fair competition"]
+    assert [e.kind for e in cuBLAS] == ["decision", "withdrawn", "decision"]
+    assert len({e.content_hash for e in cuBLAS}) == 3
+    assert withdrawn(events) == []  # the last word on it lists it
+
+
+def test_what_the_store_knows_a_document_listed_is_withdrawn_by_a_later_session():
+    path = {"file_path": "/home/dev/app/STATUS.md"}
+    session = Session().tool("Read", path, numbered(STATUS_V2))  # at 2026-03-02T10:00
+    known = (("status.md", (("No cuBLAS: fair competition", "2026-03-01T09:00:00.000000Z"),)),)
+    ctx = ExtractionContext(session_id="s-1", dialect=DIALECT, documents=known)
+    assert withdrawn_of(session, ctx) == ["No cuBLAS: fair competition"]
+    # a decision listed after this version (a later session read first) is not withdrawn
+    later = (("status.md", (("No cuBLAS: fair competition", "2026-03-03T09:00:00.000000Z"),)),)
+    ctx = ExtractionContext(session_id="s-1", dialect=DIALECT, documents=later)
+    assert withdrawn_of(session, ctx) == []
+
+
+def test_a_decision_still_said_is_found_under_another_heading_or_cut_short():
+    assert still_says("## Notes\n- **No cuBLAS**: fair competition, still", "No cuBLAS: fair …")
+    assert still_says("We keep: No cuBLAS: fair competition.", "No cuBLAS: fair competition")
+    assert not still_says("cuBLAS: fair competition", "No cuBLAS: fair competition")
+    assert not still_says("Roadmap: cuBLAS + cuFFT", "No cuBLAS: fair competition")
 
 
 def test_the_plan_the_person_approved_lists_decisions_a_pasted_document_does_not():

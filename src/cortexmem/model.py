@@ -28,6 +28,9 @@ MEMORY_TYPES: Final = (
 )
 CATEGORIES: Final = ("project", "global")
 MEMORY_STATUSES: Final = ("active", "superseded", "archived", "pruned")
+# The tag of a decision a project document lists: ``doc:`` and the document's path, by which a
+# later version of the document withdraws what it no longer says.
+DOCUMENT_TAG: Final = "doc:"
 RELATION_TYPES: Final = (
     "relates_to",
     "derived_from",

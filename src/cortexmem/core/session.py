@@ -50,7 +50,8 @@ class ToolCall:
     when the input had no list), ``subject`` / ``task_id`` / ``status`` (one to-do step),
     ``agent`` (a subagent's type), ``written`` (what a write or an edit asks to put into the
     file: the new file's content, an edit's new text; only taken as written once its result
-    says it succeeded).
+    says it succeeded), ``partial`` (what the call reaches is part of the file: a read of a
+    range of its lines, a written text the host cut).
     """
 
     kind: ToolKind
@@ -67,6 +68,7 @@ class ToolCall:
     status: str | None = None
     agent: str = ""
     written: str = ""
+    partial: bool = False
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,7 @@ class ToolResult:
     when refusing the call, when the host keeps it with the refusal; ``cancelled`` that the
     host stopped the call in the host's own words for a call not run because another one was
     refused ("doesn't want to take this action right now"), which alone is also a refusal.
+    ``partial`` says the host cut ``text``: it is not all the tool returned.
     """
 
     call_id: str | None
@@ -95,6 +98,7 @@ class ToolResult:
     written: str = ""
     reason: str = ""
     cancelled: bool = False
+    partial: bool = False
 
 
 @dataclass(frozen=True)

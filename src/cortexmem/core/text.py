@@ -109,6 +109,12 @@ EMPHASIS: Final = re.compile(r"\*\*|__")
 _LINE_NUMBER: Final = re.compile(r"^\s*\d+\u2192", re.MULTILINE)
 
 
+def shows_lines(shown: str) -> bool:
+    """Whether a read's text is the file's own lines as the host numbers them (not a note in
+    their place: "File unchanged since last read", an empty file's warning)."""
+    return _LINE_NUMBER.match(shown) is not None
+
+
 # Folders inside a project that hold other projects' files (dependencies, environments).
 _VENDORED: Final = frozenset(
     {"node_modules", ".venv", "venv", "site-packages", "vendor", ".git", ".tox", "bower_components"}

@@ -32,7 +32,7 @@ from cortexmem.core.episodes import EpisodeCollector
 from cortexmem.core.extraction.digest import DIGEST_KINDS, digest_tag, session_digest
 from cortexmem.core.extraction.events import ExtractionContext
 from cortexmem.core.extraction.extractor import Extractor
-from cortexmem.core.extraction.memories import to_memories
+from cortexmem.core.extraction.memories import to_memories, withdrawn
 from cortexmem.core.observations import CallObserver, to_observations
 from cortexmem.core.redact import redact_value
 from cortexmem.core.session import Dialect, Entry, ParseStats, RawLine, SessionInfo
@@ -85,6 +85,7 @@ class TranscriptReport:
     entries: int = 0
     events_added: int = 0
     memories_added: int = 0
+    memories_withdrawn: int = 0
     episodes_added: int = 0
     restarted: bool = False
     finished: bool = True
@@ -95,6 +96,7 @@ class TranscriptReport:
     def add(self, result: CaptureResult) -> None:
         self.events_added += result.events_added
         self.memories_added += result.memories_added
+        self.memories_withdrawn += result.memories_withdrawn
         self.episodes_added += result.episodes_added
 
 
@@ -113,6 +115,7 @@ class CaptureReport:
             "lines": sum(t.lines for t in self.transcripts),
             "events_added": sum(t.events_added for t in self.transcripts),
             "memories_added": sum(t.memories_added for t in self.transcripts),
+            "memories_withdrawn": sum(t.memories_withdrawn for t in self.transcripts),
             "observations_added": self.observations_added,
         }
 
@@ -257,6 +260,7 @@ def capture_transcript(
             dialect=reader.dialect,
             parent_branch=parent_branch,
             home=home,
+            documents=tuple(store.document_decisions()),
         )
     )
     if saved is not None and offset > 0 and saved.state:
@@ -293,7 +297,11 @@ def capture_transcript(
             events.extend(extractor.finish())
         cursor = cursor_at(digest_due or report.entries > 0)
         try:
-            report.add(store.record_capture(events, memories_for, cursor, episodes=episodes))
+            report.add(
+                store.record_capture(
+                    events, memories_for, cursor, episodes=episodes, withdrawn_in=withdrawn
+                )
+            )
         except Exception as exc:
             if not is_data_error(exc):
                 raise
@@ -301,7 +309,9 @@ def capture_transcript(
             # them one by one, quarantine what fails, then move the cursor.
             for event in events:
                 try:
-                    report.add(store.record_capture([event], memories_for, None))
+                    report.add(
+                        store.record_capture([event], memories_for, None, withdrawn_in=withdrawn)
+                    )
                 except Exception as one:
                     if not is_data_error(one):
                         raise

@@ -22,6 +22,7 @@ from cortexmem.errors import (
     disk_full,
     store_io_error,
 )
+from cortexmem.model import normalise_time
 from cortexmem.services.capture import CaptureReport, TranscriptReader, capture_session
 from cortexmem.services.context import Context
 from cortexmem.services.lessons import learn_session
@@ -70,7 +71,9 @@ def _is_subagent_file(path: Path) -> bool:
 
 
 def find_sessions(paths: Iterable[Path], reader: TranscriptReader) -> list[Path]:
-    """Session transcripts under ``paths`` (files or folders), in a stable order.
+    """Session transcripts under ``paths`` (files or folders), the oldest session first
+    (then by path): a later session builds on what the earlier ones left, as it did live (a
+    document read again withdraws the decisions its earlier version listed).
 
     Subagent transcripts are not listed on their own: they are read with their session. Ones
     whose session is not there (orphans) are listed so nothing is silently left out.
@@ -91,7 +94,16 @@ def find_sessions(paths: Iterable[Path], reader: TranscriptReader) -> list[Path]
         if key not in seen:
             seen.add(key)
             out.append(path)
-    return out
+    return sorted(out, key=lambda path: _started(path, reader))
+
+
+def _started(path: Path, reader: TranscriptReader) -> str:
+    """When the session in ``path`` began ("" when its lines do not say, or it is gone)."""
+    try:
+        began = reader.session_info(path).first_timestamp
+    except (OSError, ValueError):
+        return ""
+    return str(normalise_time(began)) if began else ""
 
 
 def ingest(

@@ -75,6 +75,8 @@ class CaptureResult:
     memory_ids: list[str] = field(default_factory=list)
     # Memories the lifecycle had archived for fading, brought back by being said again.
     memories_restored: int = 0
+    # Decisions archived because a later version of their document no longer says them.
+    memories_withdrawn: int = 0
     episodes_added: int = 0
 
 
@@ -381,11 +383,20 @@ class EventStore(Protocol):
         cursor: ExtractionCursor | None,
         observations: Sequence[Observation] = (),
         episodes: Sequence[Episode] = (),
+        withdrawn_in: Callable[[list[Event]], list[str]] | None = None,
     ) -> CaptureResult:
         """Events, the memories made from the events not seen before, observations, episodes
         (what was said, deduplicated by content hash, bounded per session) and the cursor that
         says how far the source was read, all in one transaction: a crash leaves either all of
-        a batch or none of it, so a re-read neither loses nor duplicates."""
+        a batch or none of it, so a re-read neither loses nor duplicates. ``withdrawn_in``
+        names the decisions the new events withdraw (content hashes): active ones are
+        archived, to come back if said again."""
+        ...
+
+    def document_decisions(self) -> list[tuple[str, tuple[tuple[str, str], ...]]]:
+        """The active decisions each project document listed (its ``doc:`` tag), oldest
+        first, each with when it was made: what a later version of the document is compared
+        with."""
         ...
 
     def iter_observations(self, session_id: str | None = None) -> Iterator[Observation]: ...

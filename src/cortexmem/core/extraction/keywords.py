@@ -280,3 +280,21 @@ def _clean(item: str) -> str:
     """An item without emphasis, redacted before it is cut (a secret across the cut would
     otherwise keep its first characters)."""
     return clip_redacted(" ".join(EMPHASIS.sub("", item).split()), LISTED_CHARS)
+
+
+_WORD: Final = re.compile(r"[^\W_]+")
+# How many of a decision's first words a document must still have, in order, to still say it.
+SAID_WORDS: Final = 12
+
+
+def still_says(text: str, decision: str) -> bool:
+    """Whether ``text`` (a later version of the document that listed ``decision``) still says
+    it: its first words in order, wherever they now stand (under another heading, in a
+    paragraph). A decision cut short ("…") is matched without its cut last word."""
+    words = _WORD.findall(decision.lower())
+    if decision.endswith("…"):
+        words = words[:-1]
+    if not words:
+        return True
+    have = " ".join(_WORD.findall(EMPHASIS.sub("", text).lower()))
+    return f" {' '.join(words[:SAID_WORDS])} " in f" {have} "

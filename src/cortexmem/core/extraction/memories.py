@@ -17,7 +17,7 @@ from typing import Final
 
 from cortexmem.core.extraction.commands import step_kind
 from cortexmem.core.extraction.events import clip
-from cortexmem.model import Event, Memory, SourceContext
+from cortexmem.model import DOCUMENT_TAG, Event, Memory, SourceContext, content_hash
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,7 @@ def to_memory(event: Event) -> Memory | None:
     rule = RULES[event.kind]
     content = event.content
     layer = str(event.payload.get("layer") or "structural")
+    document = event.payload.get("document")
     prov = event.provenance
     return Memory(
         content=clip(str(content), MEMORY_CONTENT),
@@ -81,7 +82,8 @@ def to_memory(event: Event) -> Memory | None:
         source_type="self_report" if layer == "self_report" else "extraction",
         source_session=prov.session_id,
         source_context=SourceContext(branch=prov.branch, commit=prov.commit),
-        tags=(f"event:{event.kind}", f"layer:{layer}"),
+        tags=(f"event:{event.kind}", f"layer:{layer}")
+        + ((f"{DOCUMENT_TAG}{document}",) if document else ()),
         created_at=event.created_at,
     )
 
@@ -96,3 +98,14 @@ def to_memories(events: Iterable[Event]) -> list[Memory]:
             seen.add(memory.content_hash)
             out.append(memory)
     return out
+
+
+def withdrawn(events: Iterable[Event]) -> list[str]:
+    """The content hashes of the decisions ``events`` (in the order they happened) leave
+    withdrawn: the last of them about the decision is its withdrawal (a later version of
+    the document that listed it no longer says it), not a listing of it."""
+    last: dict[str, bool] = {}
+    for event in events:
+        if event.kind in ("decision", "withdrawn"):
+            last[content_hash("decision", event.content)] = event.kind == "withdrawn"
+    return [digest for digest, gone in last.items() if gone]

@@ -217,8 +217,10 @@ def tool_call(name: str | None, tool_input: dict[str, Any], call_id: str | None)
         )
     task_id = tool_input.get("taskId")
     status = tool_input.get("status")
+    written = _input_written(tool_input)
+    kind = TOOL_KINDS.get(shown, "other")
     return ToolCall(
-        kind=TOOL_KINDS.get(shown, "other"),
+        kind=kind,
         name=shown,
         call_id=call_id,
         path=_text(tool_input.get("file_path"))
@@ -233,7 +235,10 @@ def tool_call(name: str | None, tool_input: dict[str, Any], call_id: str | None)
         task_id=None if task_id is None else str(task_id),
         status=status if isinstance(status, str) else None,
         agent=_text(tool_input.get("subagent_type")),
-        written=_input_written(tool_input),
+        written=written,
+        # a read of a range of lines, or a written text cut here, shows part of the file
+        partial=(kind == "read" and any(tool_input.get(k) for k in ("offset", "limit")))
+        or is_cut(written),
     )
 
 
@@ -276,6 +281,7 @@ def tool_outcome(
         created=extra.get("type") == "create",
         task_id=None if task_id is None else str(task_id),
         written="" if is_error else written,
+        partial=is_cut(text),
     )
 
 
@@ -332,6 +338,14 @@ def _cut(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     return text[:limit] + f"\n… [{len(text) - limit} more characters]"
+
+
+_CUT_MARK: Final = re.compile(r"\n… \[\d+ more characters\]\Z")
+
+
+def is_cut(text: str) -> bool:
+    """Whether ``_cut`` cut ``text`` (its end says how much it left out)."""
+    return bool(_CUT_MARK.search(text))
 
 
 def _string(value: Any) -> str | None:

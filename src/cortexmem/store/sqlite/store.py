@@ -12,6 +12,7 @@ written by a newer Cortex is refused; a backup is taken before migrating, restor
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import sqlite3
@@ -41,6 +42,7 @@ from cortexmem.errors import (
     store_io_error,
 )
 from cortexmem.model import (
+    DOCUMENT_TAG,
     MEMORY_STATUSES,
     Edge,
     Episode,
@@ -543,6 +545,22 @@ class SQLiteStore(EpisodeRooms, AIRooms, LearningRooms, LessonRooms, Transaction
         assert memory is not None
         return memory
 
+    def document_decisions(self) -> list[tuple[str, tuple[tuple[str, str], ...]]]:
+        rows = self.retry(
+            lambda: self._conn.execute(
+                "SELECT content, tags, created_at FROM memories WHERE memory_type = 'decision' "
+                "AND status = 'active' AND tags LIKE ? ORDER BY seq",
+                ('%"' + DOCUMENT_TAG + "%",),
+            ).fetchall()
+        )
+        listed: dict[str, list[tuple[str, str]]] = {}
+        for content, tags, created_at in rows:
+            for tag in json.loads(tags):
+                if tag.startswith(DOCUMENT_TAG):
+                    document = tag.removeprefix(DOCUMENT_TAG)
+                    listed.setdefault(document, []).append((content, created_at))
+        return [(document, tuple(decisions)) for document, decisions in listed.items()]
+
     def iter_memories(self, flt: MemoryFilter | None = None) -> Iterator[Memory]:
         where, params = filter_sql(flt or MemoryFilter(statuses=()), alias="memories")
         rows = self.retry(
@@ -956,6 +974,7 @@ class SQLiteStore(EpisodeRooms, AIRooms, LearningRooms, LessonRooms, Transaction
         cursor: ExtractionCursor | None,
         observations: Sequence[Observation] = (),
         episodes: Sequence[Episode] = (),
+        withdrawn_in: Callable[[list[Event]], list[str]] | None = None,
     ) -> CaptureResult:
         events = [redact_event(e) for e in events]
         obs_rows = [observation_row(o) for o in observations]
@@ -997,6 +1016,16 @@ class SQLiteStore(EpisodeRooms, AIRooms, LearningRooms, LessonRooms, Transaction
                 start_clock(conn, inserted.lastrowid or 0, memory.memory_type, memory.created_at)
                 result.memories_added += 1
                 result.memory_ids.append(memory.id)
+            # A decision a later version of its document no longer says: archived as the
+            # lifecycle archives (``archived_at`` set), so the document saying it again brings
+            # it back. Not a person's archive, nor a supersession (that waits for a person).
+            now = utc_now()
+            for digest in withdrawn_in(fresh) if withdrawn_in and fresh else []:
+                result.memories_withdrawn += conn.execute(
+                    "UPDATE memories SET status = 'archived', archived_at = ?, updated_at = ? "
+                    "WHERE content_hash = ? AND memory_type = 'decision' AND status = 'active'",
+                    (now, now, digest),
+                ).rowcount
             for row in obs_rows:
                 result.observations_added += conn.execute(INSERT_OBSERVATION, row).rowcount
             if episodes:
