@@ -260,7 +260,9 @@ def capture_transcript(
             dialect=reader.dialect,
             parent_branch=parent_branch,
             home=home,
-            documents=tuple(store.document_decisions()),
+            # what the project's documents listed: only worth asking when there is more to read
+            # (a Stop with nothing new, the usual one, does not pay for it)
+            documents=tuple(store.document_decisions()) if _unread(path, offset) else (),
         )
     )
     if saved is not None and offset > 0 and saved.state:
@@ -364,6 +366,13 @@ def capture_transcript(
         **({"oversized": stats.oversized} if stats.oversized else {}),
     }
     return report
+
+
+def _unread(path: Path, offset: int) -> bool:
+    try:
+        return path.stat().st_size > offset
+    except OSError:
+        return False
 
 
 def _digest_due(state: str) -> bool:
