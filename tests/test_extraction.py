@@ -18,6 +18,7 @@ from cortexmem.core.extraction.commands import (
     runners,
 )
 from cortexmem.core.extraction.digest import session_digest
+from cortexmem.core.extraction.documents import document_key
 from cortexmem.core.extraction.events import EVENT_KINDS, ExtractionContext
 from cortexmem.core.extraction.extractor import Extractor, extract
 from cortexmem.core.extraction.keywords import (
@@ -1600,14 +1601,18 @@ def test_a_whole_later_version_of_a_document_withdraws_the_decisions_it_no_longe
     events = session.events()
     assert [e.content for e in events if e.kind == "withdrawn"] == ["No cuBLAS: fair competition"]
     gone = next(e for e in events if e.kind == "withdrawn")
-    assert gone.payload["document"] == "status.md"
+    assert gone.payload["document"] == "/home/dev/app/status.md"
     listed = [m for m in to_memories(events) if m.memory_type == "decision"]
-    assert all("doc:status.md" in m.tags for m in listed) and len(listed) == 2
+    assert all("doc:/home/dev/app/status.md" in m.tags for m in listed) and len(listed) == 2
     assert withdrawn(events) == [content_hash("decision", "No cuBLAS: fair competition")]
     # a whole write of it does the same
     written = Session().tool("Read", path, numbered(STATUS_V1))
     written.tool("Write", {**path, "content": STATUS_V2}, "File created successfully")
     assert len(withdrawn_of(written)) == 2
+    # so does a read in the tab-numbered form of later Claude Code versions
+    tabbed = "".join(f"{n}\t{line}\n" for n, line in enumerate(STATUS_V2.splitlines(), 1))
+    later = Session().tool("Read", path, numbered(STATUS_V1)).tool("Read", path, tabbed)
+    assert len(withdrawn_of(later)) == 2
 
 
 def test_only_a_whole_version_of_a_document_withdraws_a_decision():
@@ -1623,6 +1628,15 @@ def test_only_a_whole_version_of_a_document_withdraws_a_decision():
             "Edit", {**path, "old_string": "x", "new_string": STATUS_V2}, "updated"
         ),
         "a read that failed": Session().tool("Read", path, numbered(STATUS_V2), error=True),
+        "a read the host stopped at its 2,000 lines": Session().tool(
+            "Read",
+            path,
+            numbered(STATUS_V2),
+            result={"type": "text", "file": {"numLines": 2000, "totalLines": 2400}},
+        ),
+        "a write the host cut": Session().tool(
+            "Write", {**path, "content": STATUS_V2 + "x" * 30_000}, "File created successfully"
+        ),
         "another document": Session().tool(
             "Read", {"file_path": "/home/dev/app/docs/PLAN.md"}, numbered(STATUS_V2)
         ),
@@ -1648,12 +1662,17 @@ def test_a_decision_listed_again_after_its_withdrawal_is_a_new_event():
 def test_what_the_store_knows_a_document_listed_is_withdrawn_by_a_later_session():
     path = {"file_path": "/home/dev/app/STATUS.md"}
     session = Session().tool("Read", path, numbered(STATUS_V2))  # at 2026-03-02T10:00
-    known = (("status.md", (("No cuBLAS: fair competition", "2026-03-01T09:00:00.000000Z"),)),)
+    status, decision = "/home/dev/app/status.md", "No cuBLAS: fair competition"
+    known = ((status, ((decision, "2026-03-01T09:00:00.000000Z"),)),)
     ctx = ExtractionContext(session_id="s-1", dialect=DIALECT, documents=known)
-    assert withdrawn_of(session, ctx) == ["No cuBLAS: fair competition"]
-    # a decision listed after this version (a later session read first) is not withdrawn
-    later = (("status.md", (("No cuBLAS: fair competition", "2026-03-03T09:00:00.000000Z"),)),)
+    assert withdrawn_of(session, ctx) == [decision]
+    # a decision listed again after this version (a later session captured first) is not
+    later = ((status, ((decision, "2026-03-03T09:00:00.000000Z"),)),)
     ctx = ExtractionContext(session_id="s-1", dialect=DIALECT, documents=later)
+    assert withdrawn_of(session, ctx) == []
+    # nor one another document of the project still lists
+    both = (*known, ("/home/dev/app/docs/decisions.md", ((decision, "2026-03-01T09:00:00Z"),)))
+    ctx = ExtractionContext(session_id="s-1", dialect=DIALECT, documents=both)
     assert withdrawn_of(session, ctx) == []
 
 
@@ -1662,6 +1681,27 @@ def test_a_decision_still_said_is_found_under_another_heading_or_cut_short():
     assert still_says("We keep: No cuBLAS: fair competition.", "No cuBLAS: fair competition")
     assert not still_says("cuBLAS: fair competition", "No cuBLAS: fair competition")
     assert not still_says("Roadmap: cuBLAS + cuFFT", "No cuBLAS: fair competition")
+    # cut inside a word, the cut word is not asked for
+    assert still_says("No cuBLAS: fair competition", "No cuBLAS: fa…")
+
+
+def test_a_decision_with_a_secret_is_still_said_by_the_document_that_says_it():
+    """What is kept of a decision is redacted; so is the version it is looked for in."""
+    key = "AKIA" + "IOSFODNN7EXAMPLE"
+    secret = f"# S\n\n## Decisions\n- Use key {key} for uploads to the bucket\n"
+    moved = f"# S\n\nUploads: use key {key} for uploads to the bucket, as before.\n"
+    path = {"file_path": "/home/dev/app/STATUS.md"}
+    session = Session().tool("Read", path, numbered(secret)).tool("Read", path, numbered(moved))
+    events = session.events()
+    assert [e.content for e in events if e.kind == "decision"] != []
+    assert withdrawn_of(session) == []
+
+
+def test_a_document_is_one_whichever_folder_the_session_started_in():
+    assert document_key("/repo/pkg/../STATUS.md", "/repo/pkg") == "/repo/status.md"
+    assert document_key("../STATUS.md", "/repo/pkg") == "/repo/status.md"
+    assert document_key("C:\\Proj\\STATUS.md", None) == "c:/proj/status.md"
+    assert document_key("STATUS.md", "/repo/pkg") != document_key("STATUS.md", "/repo")
 
 
 def test_the_plan_the_person_approved_lists_decisions_a_pasted_document_does_not():

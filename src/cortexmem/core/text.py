@@ -105,8 +105,9 @@ def path_inside(path: str | None, folder: str | None) -> str | None:
 LIST_ITEM: Final = re.compile(r"^(?P<indent>[ \t]*)(?:[-*+•]|\d{1,2}[.)])[ \t]+(?P<text>\S.*)$")
 # Markdown's bold and italic marks: not words.
 EMPHASIS: Final = re.compile(r"\*\*|__")
-# Claude Code numbers the lines a read shows ("   12→text"); the numbers are not the document's.
-_LINE_NUMBER: Final = re.compile(r"^\s*\d+\u2192", re.MULTILINE)
+# Claude Code numbers the lines a read shows ("   12→text", since 2.1.101 "   12\ttext"); the
+# numbers are not the document's.
+_LINE_NUMBER: Final = re.compile(r"^ *\d+(?:\u2192|\t)", re.MULTILINE)
 
 
 def shows_lines(shown: str) -> bool:

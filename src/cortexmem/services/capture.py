@@ -250,6 +250,9 @@ def capture_transcript(
     bad = on_bad or _log_nowhere
     saved = store.get_cursor(key)
     offset, line, report.restarted = resume_point(path, saved)
+    # what the project's documents listed: only worth asking when there is more to read (a
+    # Stop with nothing new, the usual one, does not pay for it)
+    documents, withdrawn_so_far = store.document_decisions() if _unread(path, offset) else ([], [])
     extractor = Extractor(
         ExtractionContext(
             session_id=session_id,
@@ -260,9 +263,8 @@ def capture_transcript(
             dialect=reader.dialect,
             parent_branch=parent_branch,
             home=home,
-            # what the project's documents listed: only worth asking when there is more to read
-            # (a Stop with nothing new, the usual one, does not pay for it)
-            documents=tuple(store.document_decisions()) if _unread(path, offset) else (),
+            documents=tuple(documents),
+            withdrawn=tuple(withdrawn_so_far),
         )
     )
     if saved is not None and offset > 0 and saved.state:

@@ -393,10 +393,12 @@ class EventStore(Protocol):
         archived, to come back if said again."""
         ...
 
-    def document_decisions(self) -> list[tuple[str, tuple[tuple[str, str], ...]]]:
-        """The active decisions each project document listed (its ``doc:`` tag), oldest
-        first, each with when it was made: what a later version of the document is compared
-        with."""
+    def document_decisions(
+        self,
+    ) -> tuple[list[tuple[str, tuple[tuple[str, str], ...]]], list[str]]:
+        """What the project's documents list: per document, its active decisions each with
+        when a document last listed it (oldest first), and the decisions a document's later
+        version withdrew (listed again, each is a new event)."""
         ...
 
     def iter_observations(self, session_id: str | None = None) -> Iterator[Observation]: ...

@@ -70,9 +70,11 @@ class ExtractionContext:
     # its parent's), so paths stay relative to the same project folder in both.
     home: str | None = None
     # The decisions the project's documents list as the store knows them, (document, its
-    # (decision, when first listed) pairs) each: a later whole version of a document that no
-    # longer says one withdraws it, whichever session read the earlier version.
+    # (decision, when last listed) pairs) each: a later whole version of a document that no
+    # longer says one withdraws it, whichever session read the earlier version; and the
+    # decisions withdrawn so far (listed again, each is a new event).
     documents: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+    withdrawn: tuple[str, ...] = ()
 
 
 def clip(text: str, limit: int = MAX_CONTENT) -> str:

@@ -19,8 +19,9 @@ from functools import lru_cache
 from typing import Any, Final
 
 from cortexmem.core.extraction import commands
+from cortexmem.core.extraction.documents import Documents, document_key
 from cortexmem.core.extraction.events import EventFactory, clip, event_time
-from cortexmem.core.extraction.keywords import listed_decisions, still_says
+from cortexmem.core.extraction.keywords import listed_decisions
 from cortexmem.core.extraction.prose import ANNOUNCES
 from cortexmem.core.session import Entry, ToolCall, ToolResult
 from cortexmem.core.text import (
@@ -148,9 +149,6 @@ MOVED_ON: Final = "-"
 # (``keywords.listed_decisions``): one in a plan the person approved, one written down or said.
 APPROVED_DECISION: Final = 0.8
 LISTED_DECISION: Final = 0.75
-# A project document's decisions are the project's record while it says them: a later whole
-# version of the document (written whole, or read whole) that no longer says one withdraws it.
-MAX_DOCUMENTS: Final = 64
 TODO_STATUSES: Final = ("pending", "in_progress", "completed")
 
 
@@ -193,17 +191,12 @@ class StructuralLayer:
         self.listed: _Bounded = _Bounded(MAX_PENDING)
         # The failures whose cause so far is a lead (``diagnosis``): a later one replaces it.
         self.leads: _Bounded = _Bounded(MAX_FAILURES)
-        # A project document (its path, lower-cased) -> the decisions it lists and when each
-        # was first listed, as the store knew them when the pass began, then as this session
-        # read or wrote it.
-        self.documents: _Bounded = _Bounded(MAX_DOCUMENTS)
-        for document, decisions in factory.ctx.documents:
-            self.documents[document] = [(text, when) for text, when in decisions]
+        # What the project's documents list (``documents``), as the store knew it when the
+        # pass began and as this session read or wrote them.
+        self.documents = Documents(factory.ctx.documents, factory.ctx.withdrawn)
         # call id -> (the document a pending write or edit is to, the decisions a whole new
         # version no longer says; ``None`` for an edit, which shows only its part)
         self.versions: _Bounded = _Bounded(MAX_PENDING)
-        # Decisions withdrawn in this session: said or withdrawn again, each is a new event.
-        self.withdrawn: _Bounded = _Bounded(MAX_DOCUMENTS)
 
     # ------------------------------------------------------------- state between passes
 
@@ -224,9 +217,8 @@ class StructuralLayer:
             "refused_at": self.refused_at,
             "listed": list(self.listed.items()),
             "leads": [list(k) for k in self.leads],
-            "documents": [[k, [list(d) for d in v]] for k, v in self.documents.items()],
+            "documents": self.documents.to_state(),
             "versions": [[k, list(v)] for k, v in self.versions.items()],
-            "withdrawn": list(self.withdrawn),
         }
 
     def load_state(self, state: dict[str, Any]) -> None:
@@ -257,15 +249,12 @@ class StructuralLayer:
         for name, target in state.get("leads", []):  # none in a state saved before leads
             self.leads[(name, target)] = None
         # none in a state saved before documents were followed
-        for document, decisions in state.get("documents", []):
-            self.documents[str(document)] = [(str(d), str(when)) for d, when in decisions]
+        self.documents.load_state(state.get("documents") or {})
         for call_id, (document, gone) in state.get("versions", []):
             self.versions[str(call_id)] = (
                 str(document),
                 None if gone is None else [str(d) for d in gone],
             )
-        for text in state.get("withdrawn", []):
-            self.withdrawn[str(text)] = None
 
     # ------------------------------------------------------------- feeding
 
@@ -294,9 +283,9 @@ class StructuralLayer:
                 document = self._document(call.path, entry)
                 if document is not None:
                     whole = call.kind == "write" and not call.partial
-                    self.versions[call.call_id] = (
-                        document, self._gone(document, call.written, entry) if whole else None
-                    )  # fmt: skip
+                    now = event_time(entry)
+                    gone = self.documents.gone(document, call.written, now) if whole else None
+                    self.versions[call.call_id] = (document, gone)
 
     def tool_result(self, entry: Entry, result: ToolResult) -> list[Event]:
         if not result.call_id or result.call_id not in self.pending:
@@ -325,9 +314,10 @@ class StructuralLayer:
             # another assistant or a person keeps), whoever wrote them
             shown = project_document(call.path, result.text, self.home or entry.cwd)
             if shown is not None:
-                document, text = shown[0].lower(), shown[1]
+                document, text = document_key(call.path, entry.cwd or self.home), shown[1]
                 whole = not (call.partial or result.partial) and shows_lines(result.text)
-                gone = self._gone(document, text, entry) if whole else None
+                now = event_time(entry)
+                gone = self.documents.gone(document, text, now) if whole else None
                 events += self._version(entry, document, listed_decisions(text), gone)
         if result.is_error and call.kind not in ("shell", "plan"):
             events += self._failure(entry, call, self._target(call, entry), result.text)
@@ -626,13 +616,14 @@ class StructuralLayer:
         self, entry: Entry, decisions: list[str], confidence: float, document: str | None = None
     ) -> list[Event]:
         """Decisions a plan, a document or a reply lists, one event each (``document``: the
-        project document that lists them). One withdrawn earlier in the session is said again:
-        another event (``again``), so the store serves it again."""
+        project document that lists them). Each time a document lists one is an event of its
+        own (``again``: its line), so the store knows when it was last listed (a later version
+        without it withdraws it only if later than that) and serves one withdrawn again."""
         return [
             self.make(
                 "decision", text, entry, confidence=confidence, salience=0.8, layer="keyword",
                 speaker="assistant", listed=True, document=document,
-                again=entry.line if text in self.withdrawn else None,
+                again=entry.line if document is not None else None,
             )
             for text in decisions
         ]  # fmt: skip
@@ -640,20 +631,11 @@ class StructuralLayer:
     # ------------------------------------------------------------- documents
 
     def _document(self, path: str, entry: Entry) -> str | None:
-        """The project document ``path`` names (relative to the project, lower-cased), or
+        """The key of the project document ``path`` names (``documents.document_key``), or
         ``None`` for a file that is not one."""
-        shown = project_document(path, "", self.home or entry.cwd)
-        return shown[0].lower() if shown is not None else None
-
-    def _gone(self, document: str, text: str, entry: Entry) -> list[str]:
-        """The decisions ``document`` listed that its whole new ``text`` no longer says (a
-        version older than the listing, read in a session captured after it, withdraws
-        nothing)."""
-        now = event_time(entry)
-        return [
-            d for d, when in self.documents.get(document, [])
-            if when <= now and not still_says(text, d)
-        ]  # fmt: skip
+        if project_document(path, "", self.home or entry.cwd) is None:
+            return None
+        return document_key(path, entry.cwd or self.home)
 
     def _version(
         self, entry: Entry, document: str, listed: list[str], gone: list[str] | None
@@ -661,23 +643,15 @@ class StructuralLayer:
         """A version of ``document`` that lists ``listed``: their decision events, and for a
         whole version (``gone`` not ``None``) the withdrawal of each decision it no longer
         says. An edit (``gone`` is ``None``) shows only its part: what it lists is added."""
-        known: list[tuple[str, str]] = self.documents.get(document, [])
+        gone = None if gone is None else [text for text in gone if text not in listed]
         withdrawn = [
             self.make(
                 "withdrawn", text, entry, confidence=1.0, salience=0.3, layer="structural",
-                document=document, again=entry.line if text in self.withdrawn else None,
+                document=document, again=entry.line if self.documents.again(text) else None,
             )
-            for text in gone or [] if text not in listed
+            for text in gone or []
         ]  # fmt: skip
-        for event in withdrawn:
-            self.withdrawn[event.content] = None
-        first = dict(known)  # a decision listed again keeps when it was first listed
-        now = event_time(entry)
-        kept = [*([] if gone is not None else first), *listed]
-        if kept or document in self.documents:
-            self.documents[document] = [
-                (text, first.get(text, now)) for text in dict.fromkeys(kept)
-            ][: 4 * MAX_DOCUMENTS]
+        self.documents.record(document, listed, gone, event_time(entry))
         return withdrawn + self.decisions(entry, listed, LISTED_DECISION, document)
 
     def _on_subagent(self, entry: Entry, call: ToolCall, result: ToolResult) -> list[Event]:

@@ -44,6 +44,7 @@ MAX_TEXT_CHARS: Final = 200_000
 CHUNK_BYTES: Final = 1 << 16
 ENTRY_TYPES: Final = frozenset({"user", "assistant", "system", "summary"})
 # toolUseResult fields that repeat a whole file or patch: of no use to extraction, and big.
+_FILE_COUNTS: Final = ("numLines", "startLine", "totalLines")
 HEAVY_RESULT_KEYS: Final = frozenset(
     {"originalFile", "originalFileContents", "structuredPatch", "file", "content", "oldString",
      "newString", "edits"}
@@ -281,8 +282,16 @@ def tool_outcome(
         created=extra.get("type") == "create",
         task_id=None if task_id is None else str(task_id),
         written="" if is_error else written,
-        partial=is_cut(text),
+        partial=is_cut(text) or _some_lines(extra.get("file")),
     )
+
+
+def _some_lines(file: Any) -> bool:
+    """Whether a read showed fewer of the file's lines than it has (Read stops at 2,000)."""
+    if not isinstance(file, dict):
+        return False
+    shown, total = file.get("numLines"), file.get("totalLines")
+    return isinstance(shown, int) and isinstance(total, int) and shown < total
 
 
 def written_text(result: Any) -> str:
@@ -380,6 +389,10 @@ def _small_result(result: Any) -> dict[str, Any] | None:
         return None
     out: dict[str, Any] = {}
     for key, value in result.items():
+        if key == "file" and isinstance(value, dict):
+            # a read's file without its text: how many of its lines the read showed
+            out[key] = {k: v for k, v in value.items() if k in _FILE_COUNTS}
+            continue
         if key in HEAVY_RESULT_KEYS:
             continue
         if isinstance(value, str):

@@ -12,7 +12,6 @@ written by a newer Cortex is refused; a backup is taken before migrating, restor
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import sqlite3
@@ -269,6 +268,13 @@ def start_clock(conn: sqlite3.Connection, seq: int, memory_type: str, created_at
     start = learned_clock(memory_type, created_at, utc_now())
     if start is not None:
         conn.execute("UPDATE memories SET decayed_at = ? WHERE seq = ?", (start, seq))
+
+
+# What a document's withdrawal may archive: a decision extraction took from a document's list
+# (its ``doc:`` tag), never one a person stored or pinned.
+WITHDRAWABLE = (
+    "memory_type = 'decision' AND source_type = 'extraction' AND pinned = 0 AND tags LIKE ?"
+)
 
 
 class SQLiteStore(EpisodeRooms, AIRooms, LearningRooms, LessonRooms, Transactions):
@@ -545,21 +551,30 @@ class SQLiteStore(EpisodeRooms, AIRooms, LearningRooms, LessonRooms, Transaction
         assert memory is not None
         return memory
 
-    def document_decisions(self) -> list[tuple[str, tuple[tuple[str, str], ...]]]:
-        rows = self.retry(
-            lambda: self._conn.execute(
-                "SELECT content, tags, created_at FROM memories WHERE memory_type = 'decision' "
-                "AND status = 'active' AND tags LIKE ? ORDER BY seq",
-                ('%"' + DOCUMENT_TAG + "%",),
+    def document_decisions(
+        self,
+    ) -> tuple[list[tuple[str, tuple[tuple[str, str], ...]]], list[str]]:
+        def op() -> tuple[list[Any], list[Any]]:
+            listed = self._conn.execute(
+                "SELECT json_extract(payload, '$.document') AS document, content, "
+                "max(created_at) FROM events WHERE kind = 'decision' AND document IS NOT NULL "
+                "GROUP BY document, content ORDER BY document, max(created_at)"
             ).fetchall()
-        )
-        listed: dict[str, list[tuple[str, str]]] = {}
-        for content, tags, created_at in rows:
-            for tag in json.loads(tags):
-                if tag.startswith(DOCUMENT_TAG):
-                    document = tag.removeprefix(DOCUMENT_TAG)
-                    listed.setdefault(document, []).append((content, created_at))
-        return [(document, tuple(decisions)) for document, decisions in listed.items()]
+            kept = self._conn.execute(
+                f"SELECT content, status FROM memories WHERE {WITHDRAWABLE} "
+                "AND (status = 'active' OR (status = 'archived' AND archived_at IS NOT NULL))",
+                (f'%"{DOCUMENT_TAG}%',),
+            ).fetchall()
+            return listed, kept
+
+        listed, kept = self.retry(op)
+        status = dict(kept)
+        documents: dict[str, list[tuple[str, str]]] = {}
+        for document, content, when in listed:
+            if status.get(content) == "active":
+                documents.setdefault(str(document), []).append((content, when))
+        withdrawn = [content for content, state in kept if state == "archived"]
+        return [(d, tuple(decisions)) for d, decisions in documents.items()], withdrawn
 
     def iter_memories(self, flt: MemoryFilter | None = None) -> Iterator[Memory]:
         where, params = filter_sql(flt or MemoryFilter(statuses=()), alias="memories")
@@ -1023,8 +1038,8 @@ class SQLiteStore(EpisodeRooms, AIRooms, LearningRooms, LessonRooms, Transaction
             for digest in withdrawn_in(fresh) if withdrawn_in and fresh else []:
                 result.memories_withdrawn += conn.execute(
                     "UPDATE memories SET status = 'archived', archived_at = ?, updated_at = ? "
-                    "WHERE content_hash = ? AND memory_type = 'decision' AND status = 'active'",
-                    (now, now, digest),
+                    f"WHERE content_hash = ? AND status = 'active' AND {WITHDRAWABLE}",
+                    (now, now, digest, f'%"{DOCUMENT_TAG}%'),
                 ).rowcount
             for row in obs_rows:
                 result.observations_added += conn.execute(INSERT_OBSERVATION, row).rowcount
