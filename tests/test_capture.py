@@ -585,28 +585,22 @@ DRAFT = "# Status\n\n## Decisions\n- Keep SQLite in WAL mode\n"
 GROWN = DRAFT + "- Batch writes per second\n"
 
 
+@pytest.mark.parametrize(
+    "order",
+    [
+        # day 3 captured last (a subagent is captured after its parent; sessions overlap)
+        [("a", 1, LISTED), ("a", 5, LISTED), ("b", 3, REWRITTEN)],
+        # a session listing it again after another withdrew it brings it back
+        [("a", 1, LISTED), ("b", 3, REWRITTEN), ("a", 5, LISTED)],
+    ],
+    ids=["withdrawal-captured-last", "listed-again-by-the-first-session"],
+)
 def test_what_a_document_says_last_decides_whatever_order_sessions_are_captured_in(
-    ctx: Context, tmp_path: Path
+    ctx: Context, tmp_path: Path, order: list[tuple[str, int, str]]
 ):
-    """Day 1 and day 5 list it, day 3 does not: it stands, even when day 3 is captured last
-    (a subagent is captured after its parent; sessions overlap)."""
-    statuses = decisions_after(
-        ctx.writable("project"), tmp_path,
-        ("a", read_document(1, LISTED, "a")), ("a", read_document(5, LISTED, "a")),
-        ("b", read_document(3, REWRITTEN, "b")),
-    )  # fmt: skip
-    assert statuses[WORKERS] == "active"
-
-
-def test_a_session_listing_a_decision_again_brings_it_back_after_another_withdrew_it(
-    ctx: Context, tmp_path: Path
-):
-    statuses = decisions_after(
-        ctx.writable("project"), tmp_path,
-        ("a", read_document(1, LISTED, "a")), ("b", read_document(3, REWRITTEN, "b")),
-        ("a", read_document(5, LISTED, "a")),
-    )  # fmt: skip
-    assert statuses[WORKERS] == "active"
+    """Day 1 and day 5 list it, day 3 does not: it stands."""
+    sessions = [(name, read_document(day, text, name)) for name, day, text in order]
+    assert decisions_after(ctx.writable("project"), tmp_path, *sessions)[WORKERS] == "active"
 
 
 def test_a_pass_saved_before_another_session_spoke_does_not_hide_what_it_said(
