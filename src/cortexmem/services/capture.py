@@ -257,8 +257,8 @@ def capture_transcript(
     bad = on_bad or _log_nowhere
     saved = store.get_cursor(key)
     offset, line, report.restarted = resume_point(path, saved)
-    # what the project's documents listed: only worth asking when there is more to read (a
-    # Stop with nothing new, the usual one, does not pay for it)
+    # what the project's documents listed: only worth asking when there is more to read (the
+    # SubagentStop, SessionEnd and PreCompact of a turn already captured do not pay for it)
     documents, withdrawn_so_far = store.document_decisions() if _unread(path, offset) else ([], [])
     extractor = Extractor(
         ExtractionContext(
