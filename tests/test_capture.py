@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from cortexmem.core.extraction.digest import is_todo_plan
 from cortexmem.core.extraction.memories import to_memories
 from cortexmem.hosts.claude_code.reader import READER
 from cortexmem.model import Memory
@@ -628,37 +627,6 @@ def test_what_a_person_stored_is_never_withdrawn_by_a_document(ctx: Context, tmp
         ("b", read_document(3, REWRITTEN, "b")),
     )
     assert statuses[WORKERS] == "active"
-
-
-def todo_list(day: int, session: str, branch: str, *steps: tuple[str, str]) -> list[str]:
-    """A session on ``branch`` asking for something, then setting its to-do list."""
-    call = json.loads(tool_call(2, f"toolu_t{day}"))
-    todos = [{"content": c, "status": st, "activeForm": c} for c, st in steps]
-    call["message"]["content"][0].update(name="TodoWrite", input={"todos": todos})
-    result = json.loads(tool_result(3, f"toolu_t{day}", "Todos have been modified", False))
-    records = [json.loads(line(1, "set up the project please", role="user")), call, result]
-    for record in records:
-        record.update(sessionId=session, gitBranch=branch, cwd="/repo")
-        record["timestamp"] = record["timestamp"].replace("2026-01-01", f"2026-01-{day:02d}")
-    return [json.dumps(r) for r in records]
-
-
-@pytest.mark.parametrize("newest_first", [False, True], ids=["in-order", "newest-captured-first"])
-def test_an_older_sessions_unfinished_list_fades_when_a_later_one_is_kept(
-    ctx: Context, tmp_path: Path, newest_first: bool
-):
-    """Where the work stands is the newest session's list (per branch); older ones are archived
-    (recallable, and back if said again), whichever session was captured first."""
-    store = ctx.writable("project")
-    old = ("old", todo_list(1, "old", "main", ("Add table", "completed"), ("Add route", "pending")))
-    new = ("new", todo_list(3, "new", "main", ("Add tests", "pending"), ("Add docs", "pending")))
-    side = ("side", todo_list(2, "side", "spike", ("Try Rust", "in_progress")))
-    for name, lines in [new, side, old] if newest_first else [old, side, new]:
-        write(tmp_path / f"{name}.jsonl", lines)
-        capture.capture_session(ctx, tmp_path / f"{name}.jsonl", reader=READER, session_id=name,
-                                live=False)  # fmt: skip
-    plans = {m.source_session: m.status for m in store.iter_memories() if is_todo_plan(m)}
-    assert plans == {"old": "archived", "new": "active", "side": "active"}
 
 
 def test_withdrawals_are_the_same_whether_read_at_once_or_in_pieces(ctx: Context, tmp_path: Path):

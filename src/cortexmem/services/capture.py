@@ -29,17 +29,10 @@ from pathlib import Path
 from typing import Protocol
 
 from cortexmem.core.episodes import EpisodeCollector
-from cortexmem.core.extraction.digest import (
-    DIGEST_KINDS,
-    digest_tag,
-    is_todo_plan,
-    overtaken_plans,
-    session_digest,
-)
+from cortexmem.core.extraction.digest import DIGEST_KINDS, digest_tag, session_digest
 from cortexmem.core.extraction.events import ExtractionContext
 from cortexmem.core.extraction.extractor import Extractor
 from cortexmem.core.extraction.memories import to_memories, withdrawn
-from cortexmem.core.filters import MemoryFilter
 from cortexmem.core.observations import CallObserver, to_observations
 from cortexmem.core.redact import redact_value
 from cortexmem.core.session import Dialect, Entry, ParseStats, RawLine, SessionInfo
@@ -435,10 +428,6 @@ def refresh_digest(store: CaptureStore, transcript: str, session_id: str | None)
         # versions are deleted, not kept as history (one summary per Stop would pile up).
         digest, _, _ = store.replace_tagged(digest_tag(transcript), memories, [], retire="deleted")
         link_digest(store, digest, events, session_id)
-        if any(is_todo_plan(m) for m in digest):
-            # an older session's unfinished list is no longer where the work stands
-            lists = store.iter_memories(MemoryFilter(types=("progress",)))
-            store.fade(overtaken_plans(lists))
 
 
 # How strongly a session's summary holds the session's memories (an edge per memory).

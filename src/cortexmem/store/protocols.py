@@ -222,12 +222,6 @@ class MemoryStore(Protocol):
 
     def set_status(self, memory_id: str, status: str) -> Memory: ...
 
-    def fade(self, memory_ids: Sequence[str]) -> int:
-        """Archive these active memories as the lifecycle does (``archived_at`` set: said
-        again, or recalled, they come back; left alone, pruned in time); never a pinned one.
-        How many were archived."""
-        ...
-
     def iter_memories(self, flt: MemoryFilter | None = None) -> Iterator[Memory]: ...
 
     def search_text(

@@ -211,34 +211,10 @@ def approved_plan(events: Sequence[Event]) -> Event | None:
     return None if committed or done_after(events, last) else last
 
 
-TODO_PLAN: Final = "Plan ("
-
-
 def plan_text(steps: list[tuple[str, str]]) -> str:
     done = sum(1 for _, s in steps if s == "completed")
     listing = "; ".join(f"[{status}] {clip(text, 160)}" for text, status in steps)
-    return f"{TODO_PLAN}{done}/{len(steps)} steps done): {listing}"
-
-
-def is_todo_plan(memory: Memory) -> bool:
-    """A session's unfinished to-do list, as its digest folds it."""
-    return "layer:digest" in memory.tags and memory.content.startswith(TODO_PLAN)
-
-
-def overtaken_plans(plans: Iterable[Memory]) -> list[str]:
-    """The unfinished to-do lists (``is_todo_plan``) a later session's overtakes on the same
-    branch: where the work stands is the newest session's list; an older one is a snapshot
-    of a session the project has moved on from (its words stay in that session's summary and
-    episodes). The newest session's lists (its subagents' too) are kept. Ids, oldest first."""
-    branches: dict[str, list[Memory]] = {}
-    for memory in plans:
-        if is_todo_plan(memory):
-            branches.setdefault(memory.branch or "", []).append(memory)
-    overtaken: list[Memory] = []
-    for lists in branches.values():
-        newest = max(lists, key=lambda m: (m.created_at, m.id))
-        overtaken += [m for m in lists if m.source_session != newest.source_session]
-    return [m.id for m in sorted(overtaken, key=lambda m: m.created_at)]
+    return f"Plan ({done}/{len(steps)} steps done): {listing}"
 
 
 # ----------------------------------------------------------------- how-to

@@ -576,21 +576,6 @@ class SQLiteStore(EpisodeRooms, AIRooms, LearningRooms, LessonRooms, Transaction
         withdrawn = [content for content, state in kept if state == "archived"]
         return [(d, tuple(decisions)) for d, decisions in documents.items()], withdrawn
 
-    def fade(self, memory_ids: Sequence[str]) -> int:
-        if not memory_ids:
-            return 0
-        marks = ", ".join("?" * len(memory_ids))
-        now = utc_now()
-
-        def op(conn: sqlite3.Connection) -> int:
-            return conn.execute(
-                "UPDATE memories SET status = 'archived', archived_at = ?, updated_at = ? "
-                f"WHERE id IN ({marks}) AND status = 'active' AND pinned = 0",
-                (now, now, *memory_ids),
-            ).rowcount
-
-        return self.write(op)
-
     def iter_memories(self, flt: MemoryFilter | None = None) -> Iterator[Memory]:
         where, params = filter_sql(flt or MemoryFilter(statuses=()), alias="memories")
         rows = self.retry(
