@@ -603,6 +603,70 @@ def test_what_a_document_says_last_decides_whatever_order_sessions_are_captured_
     assert decisions_after(ctx.writable("project"), tmp_path, *sessions)[WORKERS] == "active"
 
 
+WORDS = ("decision", "withdrawn")
+
+
+@pytest.mark.parametrize(
+    "order",
+    [
+        # a listing older than the drop, captured after it
+        [("a", 1, LISTED), ("b", 3, REWRITTEN), ("c", 2, LISTED)],
+        [("a", 1, LISTED), ("c", 2, LISTED), ("b", 3, REWRITTEN)],
+    ],
+    ids=["older-listing-captured-last", "in-order"],
+)
+def test_a_decision_dropped_after_its_last_listing_stays_withdrawn(
+    ctx: Context, tmp_path: Path, order: list[tuple[str, int, str]]
+):
+    sessions = [(name, read_document(day, text, name)) for name, day, text in order]
+    assert decisions_after(ctx.writable("project"), tmp_path, *sessions)[WORKERS] == "archived"
+
+
+def test_a_decision_stands_while_one_document_lists_it_and_falls_when_none_does(
+    ctx: Context, tmp_path: Path
+):
+    store = ctx.writable("project")
+
+    def read_other(day: int, text: str, session: str) -> list[str]:
+        return [
+            x.replace("STATUS.md", "docs/DECISIONS.md") for x in read_document(day, text, session)
+        ]
+
+    kept = decisions_after(
+        store, tmp_path, ("a", read_document(1, LISTED, "a")), ("b", read_other(2, LISTED, "b")),
+        ("c", read_document(3, REWRITTEN, "c")),
+    )  # fmt: skip
+    assert kept[WORKERS] == "active"  # docs/DECISIONS.md still lists it
+    gone = decisions_after(store, tmp_path, ("d", read_other(5, REWRITTEN, "d")))
+    assert gone[WORKERS] == "archived"
+
+
+def test_a_subagent_dropping_what_its_parent_dropped_before_still_counts(
+    ctx: Context, tmp_path: Path
+):
+    """Parent and subagent share the session id: the subagent's drop is the same event as the
+    parent's earlier one, but a later word on the decision all the same."""
+    store = ctx.writable("project")
+    statuses = decisions_after(
+        store, tmp_path,
+        ("a", read_document(1, LISTED, "a") + read_document(3, REWRITTEN, "a")),
+        ("b", read_document(5, LISTED, "b")), ("a-agent", read_document(7, REWRITTEN, "a")),
+    )  # fmt: skip
+    assert statuses[WORKERS] == "archived"
+
+
+def test_a_decision_a_person_forgot_is_not_brought_back_by_reading_its_document_again(
+    ctx: Context, tmp_path: Path
+):
+    store = ctx.writable("project")
+    decisions_after(store, tmp_path, ("a", read_document(1, LISTED, "a")))
+    forgotten = next(m for m in store.iter_memories() if m.content == WORKERS)
+    store.set_status(forgotten.id, "archived")
+    decisions_after(store, tmp_path, ("a", read_document(3, LISTED, "a")))
+    kept = [m.status for m in store.iter_memories() if m.content == WORKERS]
+    assert kept == ["archived"]
+
+
 def test_a_pass_saved_before_another_session_spoke_does_not_hide_what_it_said(
     ctx: Context, tmp_path: Path
 ):
@@ -630,13 +694,16 @@ def test_what_a_person_stored_is_never_withdrawn_by_a_document(ctx: Context, tmp
 
 
 def test_withdrawals_are_the_same_whether_read_at_once_or_in_pieces(ctx: Context, tmp_path: Path):
+    """Dropped, listed again, dropped again in one session: archived. Reading the note ten
+    times does not make ten events of each decision (the same words in a session are one)."""
     lines = [*read_document(1, LISTED), *read_document(3, REWRITTEN), *read_document(5, LISTED)]
     lines += read_document(7, REWRITTEN)
     store = ctx.writable("project")
     write(tmp_path / "sess.jsonl", lines)
     capture.capture_transcript(store, tmp_path / "sess.jsonl", reader=READER, session_id="sess-1")
-    gone = [e.content for e in store.iter_events() if e.kind == "withdrawn"]
-    assert gone == ["One worker at a time"] * 2
+    said = sorted((e.kind, e.content) for e in store.iter_events() if e.kind in WORDS)
+    assert said == [("decision", "Keep SQLite in WAL mode"), ("decision", WORKERS),
+                    ("withdrawn", WORKERS)]  # fmt: skip
     statuses = {m.content: m.status for m in store.iter_memories() if m.memory_type == "decision"}
     assert statuses["One worker at a time"] == "archived"
     same_events_in_two_pieces(store, tmp_path, lines)

@@ -27,7 +27,7 @@ from cortexmem.core.extraction.keywords import (
     listed_decisions,
     still_says,
 )
-from cortexmem.core.extraction.memories import to_memories, withdrawn
+from cortexmem.core.extraction.memories import listings, to_memories
 from cortexmem.core.extraction.summaries import entries_from_summary
 from cortexmem.core.extraction.tags import find_tags
 from cortexmem.core.session import Block, Entry, Role
@@ -37,7 +37,7 @@ from cortexmem.hosts.claude_code.transcript import (
     tool_result_block,
     tool_use_block,
 )
-from cortexmem.model import content_hash
+from cortexmem.model import Listing
 
 from conftest import SHARED_DATA
 
@@ -1604,7 +1604,10 @@ def test_a_whole_later_version_of_a_document_withdraws_the_decisions_it_no_longe
     assert gone.payload["document"] == "/home/dev/app/status.md"
     listed = [m for m in to_memories(events) if m.memory_type == "decision"]
     assert all("doc:/home/dev/app/status.md" in m.tags for m in listed) and len(listed) == 2
-    assert withdrawn(events) == [content_hash("decision", "No cuBLAS: fair competition")]
+    status = "/home/dev/app/status.md"
+    assert [x for x in listings(events) if not x.listed] == [
+        Listing(status, "No cuBLAS: fair competition", gone.created_at, False)
+    ]
     # a whole write of it does the same
     written = Session().tool("Read", path, numbered(STATUS_V1))
     written.tool("Write", {**path, "content": STATUS_V2}, "File created successfully")
@@ -1647,16 +1650,16 @@ def test_only_a_whole_version_of_a_document_withdraws_a_decision():
         assert withdrawn_of(session) == [], case
 
 
-def test_a_decision_listed_again_after_its_withdrawal_is_a_new_event():
-    """Each is an event of its own (``again``), so the store serves the decision again."""
+def test_each_version_of_a_document_gives_its_word_on_each_decision_it_listed():
+    """Listed, dropped, listed again: the store keeps the latest of each (``listings``), so
+    the same words read again in a session (one event) still count as a later listing."""
     path = {"file_path": "/home/dev/app/STATUS.md"}
     session = Session().tool("Read", path, numbered(STATUS_V1))
     session.tool("Read", path, numbered(STATUS_V2)).tool("Read", path, numbered(STATUS_V1))
     events = session.events()
-    cuBLAS = [e for e in events if e.content == "No cuBLAS: fair competition"]
-    assert [e.kind for e in cuBLAS] == ["decision", "withdrawn", "decision"]
-    assert len({e.content_hash for e in cuBLAS}) == 3
-    assert withdrawn(events) == []  # the last word on it lists it
+    words = [(x.listed, x.at) for x in listings(events) if x.decision.startswith("No cuBLAS")]
+    assert [listed for listed, _ in words] == [True, False, True]
+    assert words[0][1] < words[1][1] < words[2][1]
 
 
 def test_what_the_store_knows_a_document_listed_is_withdrawn_by_a_later_session():
@@ -1669,10 +1672,6 @@ def test_what_the_store_knows_a_document_listed_is_withdrawn_by_a_later_session(
     # a decision listed again after this version (a later session captured first) is not
     later = ((status, ((decision, "2026-03-03T09:00:00.000000Z"),)),)
     ctx = ExtractionContext(session_id="s-1", dialect=DIALECT, documents=later)
-    assert withdrawn_of(session, ctx) == []
-    # nor one another document of the project still lists
-    both = (*known, ("/home/dev/app/docs/decisions.md", ((decision, "2026-03-01T09:00:00Z"),)))
-    ctx = ExtractionContext(session_id="s-1", dialect=DIALECT, documents=both)
     assert withdrawn_of(session, ctx) == []
 
 

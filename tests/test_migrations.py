@@ -120,6 +120,10 @@ SEED_ROWS = {
         "Handed over: the GPU backend is a stub', 's-1', '/t/s-1.jsonl', 7, 0, 'main', "
         "'2025-01-01T00:00:00.000000Z', 'eh3')",
     ],
+    17: [
+        "INSERT INTO document_listings (document, decision, listed_at) VALUES "
+        "('/repo/status.md', 'Keep SQLite in WAL mode', '2025-01-01T00:00:00.000000Z')",
+    ],
 }
 
 

@@ -14,7 +14,7 @@ import re
 import time
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 MEMORY_TYPES: Final = (
     "architecture",
@@ -31,6 +31,18 @@ MEMORY_STATUSES: Final = ("active", "superseded", "archived", "pruned")
 # The tag of a decision a project document lists: ``doc:`` and the document's path, by which a
 # later version of the document withdraws what it no longer says.
 DOCUMENT_TAG: Final = "doc:"
+
+
+class Listing(NamedTuple):
+    """A document's word on a decision at a time: it listed it (``listed``), or a whole version
+    of it no longer said it."""
+
+    document: str
+    decision: str
+    at: str
+    listed: bool
+
+
 RELATION_TYPES: Final = (
     "relates_to",
     "derived_from",

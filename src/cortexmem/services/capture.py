@@ -32,7 +32,7 @@ from cortexmem.core.episodes import EpisodeCollector
 from cortexmem.core.extraction.digest import DIGEST_KINDS, digest_tag, session_digest
 from cortexmem.core.extraction.events import ExtractionContext
 from cortexmem.core.extraction.extractor import Extractor
-from cortexmem.core.extraction.memories import to_memories, withdrawn
+from cortexmem.core.extraction.memories import listings, to_memories
 from cortexmem.core.observations import CallObserver, to_observations
 from cortexmem.core.redact import redact_value
 from cortexmem.core.session import Dialect, Entry, ParseStats, RawLine, SessionInfo
@@ -252,7 +252,7 @@ def capture_transcript(
     offset, line, report.restarted = resume_point(path, saved)
     # what the project's documents listed: only worth asking when there is more to read (the
     # SubagentStop, SessionEnd and PreCompact of a turn already captured do not pay for it)
-    documents, withdrawn_so_far = store.document_decisions() if _unread(path, offset) else ([], [])
+    documents = store.document_decisions() if _unread(path, offset) else []
     extractor = Extractor(
         ExtractionContext(
             session_id=session_id,
@@ -264,7 +264,6 @@ def capture_transcript(
             parent_branch=parent_branch,
             home=home,
             documents=tuple(documents),
-            withdrawn=tuple(withdrawn_so_far),
         )
     )
     if saved is not None and offset > 0 and saved.state:
@@ -303,7 +302,7 @@ def capture_transcript(
         try:
             report.add(
                 store.record_capture(
-                    events, memories_for, cursor, episodes=episodes, withdrawn_in=withdrawn
+                    events, memories_for, cursor, episodes=episodes, listings_in=listings
                 )
             )
         except Exception as exc:
@@ -314,7 +313,7 @@ def capture_transcript(
             for event in events:
                 try:
                     report.add(
-                        store.record_capture([event], memories_for, None, withdrawn_in=withdrawn)
+                        store.record_capture([event], memories_for, None, listings_in=listings)
                     )
                 except Exception as one:
                     if not is_data_error(one):

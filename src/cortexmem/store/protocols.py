@@ -26,6 +26,7 @@ from cortexmem.model import (
     ExtractionCursor,
     Instinct,
     Lesson,
+    Listing,
     Memory,
     Observation,
     Suggestion,
@@ -383,22 +384,20 @@ class EventStore(Protocol):
         cursor: ExtractionCursor | None,
         observations: Sequence[Observation] = (),
         episodes: Sequence[Episode] = (),
-        withdrawn_in: Callable[[list[Event]], list[str]] | None = None,
+        listings_in: Callable[[list[Event]], list[Listing]] | None = None,
     ) -> CaptureResult:
         """Events, the memories made from the events not seen before, observations, episodes
         (what was said, deduplicated by content hash, bounded per session) and the cursor that
         says how far the source was read, all in one transaction: a crash leaves either all of
-        a batch or none of it, so a re-read neither loses nor duplicates. ``withdrawn_in``
-        names the decisions the new events withdraw (content hashes): active ones are
-        archived, to come back if said again."""
+        a batch or none of it, so a re-read neither loses nor duplicates. ``listings_in`` reads
+        what the events say documents listed or dropped (``memories.listings``): the store
+        keeps the latest word per document and decision and archives a decision every document
+        dropped since it listed it (back when one lists it again)."""
         ...
 
-    def document_decisions(
-        self,
-    ) -> tuple[list[tuple[str, tuple[tuple[str, str], ...]]], list[str]]:
-        """What the project's documents list: per document, its active decisions each with
-        when a document last listed it (oldest first), and the decisions a document's later
-        version withdrew (listed again, each is a new event)."""
+    def document_decisions(self) -> list[tuple[str, tuple[tuple[str, str], ...]]]:
+        """What the project's documents list now: per document, the decisions it last listed
+        after any whole version dropped them, each with when it last listed it."""
         ...
 
     def iter_observations(self, session_id: str | None = None) -> Iterator[Observation]: ...

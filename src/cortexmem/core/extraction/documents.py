@@ -2,11 +2,13 @@
 
 A decision a document of the project lists (``STATUS.md``, ``docs/decisions.md``) is the
 project's record while the document says it. A later *whole* version of the document (read
-whole, written whole) that no longer says it withdraws it; one listing it again brings it back.
-Which is later is a matter of when each was said, not of the order sessions are captured in:
-every decision carries when it was last listed, and a whole version only withdraws decisions
-listed before it (a subagent read captured after its parent's later read withdraws nothing the
-parent listed since).
+whole, written whole) that no longer says it drops it (a ``withdrawn`` event); one listing it
+again brings it back. Which is later is a matter of when each was said, not of the order
+sessions are captured in: the store keeps, per document and decision, when a version last
+listed it and when a whole one last dropped it (``memories.listings``), and a decision stays
+withdrawn while every document that listed it dropped it since. Here, a whole version only
+drops decisions listed before it (a subagent read captured after its parent's later read drops
+nothing the parent listed since).
 
 ``Documents`` holds what the store knew when the pass began (``known``: handed in, never saved
 with the pass, so a cursor's state never overrides what other sessions told the store since)
@@ -26,9 +28,10 @@ from typing import Any, Final
 from cortexmem.core.extraction.keywords import still_says
 from cortexmem.core.redact import redact
 
-MAX_DOCUMENTS: Final = 64
+# A session reading more documents that list decisions than this forgets the oldest it read
+# (then read at once and in pieces may differ; none of the real sessions comes near).
+MAX_DOCUMENTS: Final = 512
 MAX_PER_DOCUMENT: Final = 256
-MAX_WITHDRAWN: Final = 512
 _DRIVE: Final = re.compile(r"^[A-Za-z]:/")
 
 
@@ -53,30 +56,22 @@ class _Seen:
 
 
 class Documents:
-    def __init__(
-        self, known: Iterable[tuple[str, Iterable[tuple[str, str]]]], withdrawn: Iterable[str]
-    ) -> None:
+    def __init__(self, known: Iterable[tuple[str, Iterable[tuple[str, str]]]]) -> None:
         self.known: dict[str, dict[str, str]] = {
             document: dict(decisions) for document, decisions in known
         }
         self.touched: OrderedDict[str, _Seen] = OrderedDict()
-        self.withdrawn: OrderedDict[str, None] = OrderedDict.fromkeys(withdrawn)
-        self._trim_withdrawn()
 
     # ------------------------------------------------------------- state between passes
 
     def to_state(self) -> dict[str, Any]:
         return {
-            "touched": [[d, s.whole_at, list(s.listed.items())] for d, s in self.touched.items()],
-            "withdrawn": list(self.withdrawn)[-MAX_WITHDRAWN:],
+            "touched": [[d, s.whole_at, list(s.listed.items())] for d, s in self.touched.items()]
         }
 
     def load_state(self, state: dict[str, Any]) -> None:
         for document, whole_at, listed in state.get("touched", []):
             self.touched[str(document)] = _Seen({str(t): str(w) for t, w in listed}, str(whole_at))
-        for text in state.get("withdrawn", []):
-            self.withdrawn[str(text)] = None
-        self._trim_withdrawn()
 
     # ------------------------------------------------------------- reading
 
@@ -91,24 +86,19 @@ class Documents:
 
     def gone(self, document: str, text: str, now: str) -> list[str]:
         """The decisions ``document`` listed before ``now`` that its whole new ``text`` no
-        longer says, and that no other known document lists. ``text`` is redacted first:
-        what is kept of a decision is."""
+        longer says (another document may still list one: the store weighs them all).
+        ``text`` is redacted first: what is kept of a decision is."""
         said = redact(text)
-        elsewhere = {t for d in {*self.known, *self.touched} - {document} for t in self.listing(d)}
         return [
             t for t, when in self.listing(document).items()
-            if when < now and t not in elsewhere and not still_says(said, t)
+            if when < now and not still_says(said, t)
         ]  # fmt: skip
-
-    def again(self, text: str) -> bool:
-        """Whether ``text`` was withdrawn before (saying it again is a new event)."""
-        return text in self.withdrawn
 
     # ------------------------------------------------------------- recording
 
     def record(self, document: str, listed: list[str], gone: list[str] | None, now: str) -> None:
         """A version of ``document`` at ``now`` lists ``listed``; a whole one (``gone`` not
-        ``None``) replaces what was listed before it, and its ``gone`` are withdrawn."""
+        ``None``) replaces what was listed before it."""
         before = self.listing(document)
         whole = gone is not None
         kept = {t: w for t, w in before.items() if not whole or w > now}
@@ -120,11 +110,3 @@ class Documents:
         )
         while len(self.touched) > MAX_DOCUMENTS:
             self.touched.popitem(last=False)
-        for text in gone or []:
-            self.withdrawn.pop(text, None)
-            self.withdrawn[text] = None
-        self._trim_withdrawn()
-
-    def _trim_withdrawn(self) -> None:
-        while len(self.withdrawn) > MAX_WITHDRAWN:
-            self.withdrawn.popitem(last=False)

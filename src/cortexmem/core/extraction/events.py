@@ -17,7 +17,7 @@ from cortexmem.model import Event, Provenance, normalise_time, utc_now
 EVENT_KINDS: Final[dict[str, str]] = {
     "decision": "a choice made, usually with its reason (keyword or self-report)",
     "rejected": "an alternative considered and turned down",
-    "withdrawn": "a decision a later whole version of the document that listed it no longer says",
+    "withdrawn": "a decision a later whole version of a document that listed it no longer says",
     "plan": "a plan: one proposed for approval, or the set of a whole to-do list",
     "plan_step": "one step of a plan with its status (a to-do list, or one step added or updated)",
     "file_modified": "a file created or changed by an edit or write tool call",
@@ -71,10 +71,8 @@ class ExtractionContext:
     home: str | None = None
     # The decisions the project's documents list as the store knows them, (document, its
     # (decision, when last listed) pairs) each: a later whole version of a document that no
-    # longer says one withdraws it, whichever session read the earlier version; and the
-    # decisions withdrawn so far (listed again, each is a new event).
+    # longer says one drops it, whichever session read the earlier version.
     documents: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
-    withdrawn: tuple[str, ...] = ()
 
 
 def clip(text: str, limit: int = MAX_CONTENT) -> str:

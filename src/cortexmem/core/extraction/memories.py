@@ -17,7 +17,7 @@ from typing import Final
 
 from cortexmem.core.extraction.commands import step_kind
 from cortexmem.core.extraction.events import clip
-from cortexmem.model import DOCUMENT_TAG, Event, Memory, SourceContext, content_hash
+from cortexmem.model import DOCUMENT_TAG, Event, Listing, Memory, SourceContext
 
 
 @dataclass(frozen=True)
@@ -100,12 +100,13 @@ def to_memories(events: Iterable[Event]) -> list[Memory]:
     return out
 
 
-def withdrawn(events: Iterable[Event]) -> list[str]:
-    """The content hashes of the decisions ``events`` (in the order they happened) leave
-    withdrawn: the last of them about the decision is its withdrawal (a later version of
-    the document that listed it no longer says it), not a listing of it."""
-    last: dict[str, bool] = {}
-    for event in events:
-        if event.kind in ("decision", "withdrawn"):
-            last[content_hash("decision", event.content)] = event.kind == "withdrawn"
-    return [digest for digest, gone in last.items() if gone]
+def listings(events: Iterable[Event]) -> list[Listing]:
+    """What ``events`` say about the decisions documents list: each time a document listed
+    one, each time a whole version of one dropped it (``withdrawn``). The store keeps the
+    latest of each per document and decision, whether or not the event was new to it (the same
+    words read again in a session are one event, but a later listing all the same)."""
+    return [
+        Listing(str(document), event.content, event.created_at, event.kind == "decision")
+        for event in events
+        if event.kind in ("decision", "withdrawn") and (document := event.payload.get("document"))
+    ]

@@ -193,7 +193,7 @@ class StructuralLayer:
         self.leads: _Bounded = _Bounded(MAX_FAILURES)
         # What the project's documents list (``documents``), as the store knew it when the
         # pass began and as this session read or wrote them.
-        self.documents = Documents(factory.ctx.documents, factory.ctx.withdrawn)
+        self.documents = Documents(factory.ctx.documents)
         # call id -> (the document a pending write or edit is to, the decisions a whole new
         # version no longer says; ``None`` for an edit, which shows only its part)
         self.versions: _Bounded = _Bounded(MAX_PENDING)
@@ -616,14 +616,12 @@ class StructuralLayer:
         self, entry: Entry, decisions: list[str], confidence: float, document: str | None = None
     ) -> list[Event]:
         """Decisions a plan, a document or a reply lists, one event each (``document``: the
-        project document that lists them). Each time a document lists one is an event of its
-        own (``again``: its line), so the store knows when it was last listed (a later version
-        without it withdraws it only if later than that) and serves one withdrawn again."""
+        project document that lists them: the store keeps when each document last listed it,
+        even where the event itself was stored before)."""
         return [
             self.make(
                 "decision", text, entry, confidence=confidence, salience=0.8, layer="keyword",
                 speaker="assistant", listed=True, document=document,
-                again=entry.line if document is not None else None,
             )
             for text in decisions
         ]  # fmt: skip
@@ -647,7 +645,7 @@ class StructuralLayer:
         withdrawn = [
             self.make(
                 "withdrawn", text, entry, confidence=1.0, salience=0.3, layer="structural",
-                document=document, again=entry.line if self.documents.again(text) else None,
+                document=document,
             )
             for text in gone or []
         ]  # fmt: skip

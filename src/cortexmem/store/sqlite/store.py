@@ -48,8 +48,10 @@ from cortexmem.model import (
     Event,
     ExtractionCursor,
     Lesson,
+    Listing,
     Memory,
     Observation,
+    content_hash,
     normalise_tags,
     utc_now,
 )
@@ -275,6 +277,42 @@ def start_clock(conn: sqlite3.Connection, seq: int, memory_type: str, created_at
 WITHDRAWABLE = (
     "memory_type = 'decision' AND source_type = 'extraction' AND pinned = 0 AND tags LIKE ?"
 )
+
+
+def weigh_listings(conn: sqlite3.Connection, listings: Sequence[Listing]) -> int:
+    """Keep the latest word of each document on each decision, then weigh every decision it
+    touches: withdrawn while every document that listed it left it out since (archived as the
+    lifecycle archives, ``archived_at`` set), back in service when one lists it again. Not a
+    person's archive, nor a supersession (that waits for a person). How many were archived."""
+    for listing in listings:
+        column = "listed_at" if listing.listed else "dropped_at"
+        conn.execute(
+            f"INSERT INTO document_listings (document, decision, {column}) VALUES (?, ?, ?) "
+            f"ON CONFLICT (document, decision) DO UPDATE SET {column} = max({column}, ?)",
+            (listing.document, listing.decision, listing.at, listing.at),
+        )
+    archived = 0
+    now = utc_now()
+    doc_tag = f'%"{DOCUMENT_TAG}%'
+    for decision in dict.fromkeys(listing.decision for listing in listings):
+        words = conn.execute(
+            "SELECT listed_at, dropped_at FROM document_listings WHERE decision = ?", (decision,)
+        ).fetchall()
+        digest = content_hash("decision", decision)
+        if all(dropped > listed for listed, dropped in words):
+            archived += conn.execute(
+                "UPDATE memories SET status = 'archived', archived_at = ?, updated_at = ? "
+                f"WHERE content_hash = ? AND status = 'active' AND {WITHDRAWABLE}",
+                (now, now, digest, doc_tag),
+            ).rowcount
+        else:
+            conn.execute(
+                "UPDATE memories SET status = 'active', archived_at = NULL, updated_at = ? "
+                "WHERE content_hash = ? AND status = 'archived' AND archived_at IS NOT NULL "
+                f"AND {WITHDRAWABLE}",
+                (now, digest, doc_tag),
+            )
+    return archived
 
 
 class SQLiteStore(EpisodeRooms, AIRooms, LearningRooms, LessonRooms, Transactions):
@@ -551,30 +589,17 @@ class SQLiteStore(EpisodeRooms, AIRooms, LearningRooms, LessonRooms, Transaction
         assert memory is not None
         return memory
 
-    def document_decisions(
-        self,
-    ) -> tuple[list[tuple[str, tuple[tuple[str, str], ...]]], list[str]]:
-        def op() -> tuple[list[Any], list[Any]]:
-            listed = self._conn.execute(
-                "SELECT json_extract(payload, '$.document') AS document, content, "
-                "max(created_at) FROM events WHERE kind = 'decision' AND document IS NOT NULL "
-                "GROUP BY document, content ORDER BY document, max(created_at)"
+    def document_decisions(self) -> list[tuple[str, tuple[tuple[str, str], ...]]]:
+        rows = self.retry(
+            lambda: self._conn.execute(
+                "SELECT document, decision, listed_at FROM document_listings "
+                "WHERE listed_at > dropped_at ORDER BY document, listed_at"
             ).fetchall()
-            kept = self._conn.execute(
-                f"SELECT content, status FROM memories WHERE {WITHDRAWABLE} "
-                "AND (status = 'active' OR (status = 'archived' AND archived_at IS NOT NULL))",
-                (f'%"{DOCUMENT_TAG}%',),
-            ).fetchall()
-            return listed, kept
-
-        listed, kept = self.retry(op)
-        status = dict(kept)
+        )
         documents: dict[str, list[tuple[str, str]]] = {}
-        for document, content, when in listed:
-            if status.get(content) == "active":
-                documents.setdefault(str(document), []).append((content, when))
-        withdrawn = [content for content, state in kept if state == "archived"]
-        return [(d, tuple(decisions)) for d, decisions in documents.items()], withdrawn
+        for document, decision, listed_at in rows:
+            documents.setdefault(document, []).append((decision, listed_at))
+        return [(d, tuple(decisions)) for d, decisions in documents.items()]
 
     def iter_memories(self, flt: MemoryFilter | None = None) -> Iterator[Memory]:
         where, params = filter_sql(flt or MemoryFilter(statuses=()), alias="memories")
@@ -989,7 +1014,7 @@ class SQLiteStore(EpisodeRooms, AIRooms, LearningRooms, LessonRooms, Transaction
         cursor: ExtractionCursor | None,
         observations: Sequence[Observation] = (),
         episodes: Sequence[Episode] = (),
-        withdrawn_in: Callable[[list[Event]], list[str]] | None = None,
+        listings_in: Callable[[list[Event]], list[Listing]] | None = None,
     ) -> CaptureResult:
         events = [redact_event(e) for e in events]
         obs_rows = [observation_row(o) for o in observations]
@@ -1031,16 +1056,8 @@ class SQLiteStore(EpisodeRooms, AIRooms, LearningRooms, LessonRooms, Transaction
                 start_clock(conn, inserted.lastrowid or 0, memory.memory_type, memory.created_at)
                 result.memories_added += 1
                 result.memory_ids.append(memory.id)
-            # A decision a later version of its document no longer says: archived as the
-            # lifecycle archives (``archived_at`` set), so the document saying it again brings
-            # it back. Not a person's archive, nor a supersession (that waits for a person).
-            now = utc_now()
-            for digest in withdrawn_in(fresh) if withdrawn_in and fresh else []:
-                result.memories_withdrawn += conn.execute(
-                    "UPDATE memories SET status = 'archived', archived_at = ?, updated_at = ? "
-                    f"WHERE content_hash = ? AND status = 'active' AND {WITHDRAWABLE}",
-                    (now, now, digest, f'%"{DOCUMENT_TAG}%'),
-                ).rowcount
+            if listings_in is not None:
+                result.memories_withdrawn += weigh_listings(conn, listings_in(events))
             for row in obs_rows:
                 result.observations_added += conn.execute(INSERT_OBSERVATION, row).rowcount
             if episodes:
