@@ -14,6 +14,7 @@ from cortexmem.model import Memory
 from cortexmem.services import capture
 from cortexmem.services.context import Context
 from cortexmem.services.ingest import find_sessions, ingest
+from cortexmem.services.memories import remember
 from cortexmem.store.sqlite.store import SQLiteStore
 
 from conftest import SHARED_DATA
@@ -679,6 +680,15 @@ def test_a_pass_saved_before_another_session_spoke_does_not_hide_what_it_said(
         ("a", read_document(5, DRAFT, "a")),
     )  # fmt: skip
     assert statuses["Batch writes per second"] == "archived"
+
+
+def test_a_person_remembering_what_a_document_listed_makes_it_theirs(ctx: Context, tmp_path: Path):
+    store = ctx.writable("project")
+    decisions_after(store, tmp_path, ("a", read_document(1, LISTED, "a")))
+    mine, created = remember(ctx, WORKERS, memory_type="decision", pinned=True)
+    assert not created and mine.pinned and mine.source_type == "manual"
+    statuses = decisions_after(store, tmp_path, ("b", read_document(3, REWRITTEN, "b")))
+    assert statuses[WORKERS] == "active"
 
 
 def test_what_a_person_stored_is_never_withdrawn_by_a_document(ctx: Context, tmp_path: Path):

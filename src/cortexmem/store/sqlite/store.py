@@ -472,7 +472,21 @@ class SQLiteStore(EpisodeRooms, AIRooms, LearningRooms, LessonRooms, Transaction
                 (memory.content_hash,),
             ).fetchone()
             if row is not None:
-                return row_to_memory(row), False
+                found = row_to_memory(row)
+                if memory.source_type == "manual" and found.source_type == "extraction":
+                    # a person saying what extraction kept makes it theirs: their pin and
+                    # priority hold, and no document's later version withdraws it
+                    found = found.with_changes(
+                        source_type="manual", pinned=found.pinned or memory.pinned,
+                        priority=max(found.priority, memory.priority), updated_at=utc_now(),
+                    )  # fmt: skip
+                    conn.execute(
+                        "UPDATE memories SET source_type = ?, pinned = ?, priority = ?, "
+                        "updated_at = ? WHERE id = ?",
+                        (found.source_type, int(found.pinned), found.priority, found.updated_at,
+                         found.id),
+                    )  # fmt: skip
+                return found, False
             inserted = conn.execute(INSERT_MEMORY, memory_to_row(memory))
             start_clock(conn, inserted.lastrowid or 0, memory.memory_type, memory.created_at)
             return memory, True
