@@ -586,41 +586,29 @@ DRAFT = "# Status\n\n## Decisions\n- Keep SQLite in WAL mode\n"
 GROWN = DRAFT + "- Batch writes per second\n"
 
 
-@pytest.mark.parametrize(
-    "order",
-    [
-        # day 3 captured last (a subagent is captured after its parent; sessions overlap)
-        [("a", 1, LISTED), ("a", 5, LISTED), ("b", 3, REWRITTEN)],
-        # a session listing it again after another withdrew it brings it back
-        [("a", 1, LISTED), ("b", 3, REWRITTEN), ("a", 5, LISTED)],
-    ],
-    ids=["withdrawal-captured-last", "listed-again-by-the-first-session"],
-)
-def test_what_a_document_says_last_decides_whatever_order_sessions_are_captured_in(
-    ctx: Context, tmp_path: Path, order: list[tuple[str, int, str]]
-):
-    """Day 1 and day 5 list it, day 3 does not: it stands."""
-    sessions = [(name, read_document(day, text, name)) for name, day, text in order]
-    assert decisions_after(ctx.writable("project"), tmp_path, *sessions)[WORKERS] == "active"
-
-
 WORDS = ("decision", "withdrawn")
 
 
 @pytest.mark.parametrize(
-    "order",
+    ("order", "status"),
     [
-        # a listing older than the drop, captured after it
-        [("a", 1, LISTED), ("b", 3, REWRITTEN), ("c", 2, LISTED)],
-        [("a", 1, LISTED), ("c", 2, LISTED), ("b", 3, REWRITTEN)],
+        # listed on days 1 and 5, dropped on day 3, captured last (a subagent is captured after
+        # its parent; sessions overlap): it stands
+        ([("a", 1, LISTED), ("a", 5, LISTED), ("b", 3, REWRITTEN)], "active"),
+        # a session listing it again after another dropped it brings it back
+        ([("a", 1, LISTED), ("b", 3, REWRITTEN), ("a", 5, LISTED)], "active"),
+        # a listing older than the drop, captured after it, does not
+        ([("a", 1, LISTED), ("b", 3, REWRITTEN), ("c", 2, LISTED)], "archived"),
+        ([("a", 1, LISTED), ("c", 2, LISTED), ("b", 3, REWRITTEN)], "archived"),
     ],
-    ids=["older-listing-captured-last", "in-order"],
-)
-def test_a_decision_dropped_after_its_last_listing_stays_withdrawn(
-    ctx: Context, tmp_path: Path, order: list[tuple[str, int, str]]
+    ids=["drop-captured-last", "listed-again-by-the-first-session",
+         "older-listing-captured-last", "in-order"],
+)  # fmt: skip
+def test_what_a_document_says_last_decides_whatever_order_sessions_are_captured_in(
+    ctx: Context, tmp_path: Path, order: list[tuple[str, int, str]], status: str
 ):
     sessions = [(name, read_document(day, text, name)) for name, day, text in order]
-    assert decisions_after(ctx.writable("project"), tmp_path, *sessions)[WORKERS] == "archived"
+    assert decisions_after(ctx.writable("project"), tmp_path, *sessions)[WORKERS] == status
 
 
 def test_a_decision_stands_while_one_document_lists_it_and_falls_when_none_does(
