@@ -14,7 +14,7 @@ from cortexmem.model import Memory
 from cortexmem.services import capture
 from cortexmem.services.context import Context
 from cortexmem.services.ingest import find_sessions, ingest
-from cortexmem.services.memories import remember
+from cortexmem.services.memories import forget, remember
 from cortexmem.store.sqlite.store import SQLiteStore
 
 from conftest import SHARED_DATA
@@ -677,6 +677,50 @@ def test_a_person_remembering_what_a_document_listed_makes_it_theirs(ctx: Contex
     assert not created and mine.pinned and mine.source_type == "manual"
     statuses = decisions_after(store, tmp_path, ("b", read_document(3, REWRITTEN, "b")))
     assert statuses[WORKERS] == "active"
+
+
+def test_an_imported_store_weighs_a_later_version_against_what_was_listed_before(
+    ctx: Context, tmp_path: Path
+):
+    decisions_after(ctx.writable("project"), tmp_path, ("a", read_document(1, LISTED, "a")))
+    memories, edges, events = ctx.writable("project").snapshot()
+    with Context.for_cwd(tmp_path / "elsewhere") as other:
+        moved = other.writable("project")
+        moved.import_records(memories, edges, events)
+        statuses = decisions_after(moved, tmp_path, ("b", read_document(3, REWRITTEN, "b")))
+    assert statuses[WORKERS] == "archived"
+
+
+def withdrawn_by_day_3(ctx: Context, tmp_path: Path):
+    """A store where session a listed the decisions on day 1 and b dropped one on day 3."""
+    store = ctx.writable("project")
+    decisions_after(
+        store,
+        tmp_path,
+        ("a", read_document(1, LISTED, "a")),
+        ("b", read_document(3, REWRITTEN, "b")),
+    )
+    return store
+
+
+def test_a_person_forgetting_a_withdrawn_decision_keeps_it_archived(ctx: Context, tmp_path: Path):
+    store = withdrawn_by_day_3(ctx, tmp_path)
+    gone = next(m for m in store.iter_memories() if m.content == WORKERS)
+    forget(ctx, gone.id)
+    decisions_after(store, tmp_path, ("c", read_document(5, LISTED, "c")))
+    kept = store.get_memory(gone.id)
+    assert kept is not None and kept.status == "archived"
+
+
+def test_a_decision_listed_again_is_not_served_twice(ctx: Context, tmp_path: Path):
+    """Withdrawn, then remembered by a person (a memory of theirs), then listed again: the
+    person's memory serves it; the withdrawn one stays archived."""
+    store = withdrawn_by_day_3(ctx, tmp_path)
+    remember(ctx, WORKERS, memory_type="decision")
+    decisions_after(store, tmp_path, ("c", read_document(5, LISTED, "c")))
+    served = [m.source_type for m in store.iter_memories() if m.content == WORKERS
+              and m.status == "active"]  # fmt: skip
+    assert served == ["manual"]
 
 
 def test_what_a_person_stored_is_never_withdrawn_by_a_document(ctx: Context, tmp_path: Path):

@@ -191,6 +191,28 @@ def test_migrate_from_every_earlier_version(tmp_path: Path, start: int):
     assert schema(old) == schema(fresh)
 
 
+def test_what_documents_listed_is_taken_from_the_events_a_store_already_has(tmp_path: Path):
+    """A store written before 0017 kept a listing's document in the event: the migration
+    weighs those (the latest listing and the latest drop of each decision)."""
+    old = tmp_path / "old.db"
+    build_at(old, 16)
+    conn = sqlite3.connect(old)
+    for n, (kind, day) in enumerate([("decision", 1), ("withdrawn", 3), ("decision", 5)]):
+        conn.execute(
+            "INSERT INTO events (id, kind, content, payload, confidence, salience, created_at, "
+            "content_hash) VALUES (?, ?, 'One worker at a time', "
+            '\'{"document": "/repo/status.md"}\', 1, 0.5, ?, ?)',
+            (f"ev-doc-{n}", kind, f"2025-01-0{day}T00:00:00.000000Z", f"hd{n}"),
+        )
+    conn.commit()
+    conn.close()
+    with SQLiteStore.open(old) as store:
+        listed = (("One worker at a time", "2025-01-05T00:00:00.000000Z"),)
+        assert store.document_decisions() == [("/repo/status.md", listed)]
+    rows = sqlite3.connect(old).execute("SELECT dropped_at FROM document_listings").fetchall()
+    assert rows == [("2025-01-03T00:00:00.000000Z",)]
+
+
 def test_processes_racing_to_create_and_migrate(tmp_path: Path):
     """Several processes open the same missing file at once: one migrates, none fails."""
     import subprocess

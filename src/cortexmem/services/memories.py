@@ -106,10 +106,10 @@ def edges_of(ctx: Context, found: Found) -> list[Edge]:
 
 
 def forget(ctx: Context, memory_id: str) -> Found:
-    """Archive a memory (it stays in the store and in backups; recall no longer serves it)."""
+    """Archive a memory (it stays in the store and in backups; recall no longer serves it).
+    One the lifecycle or a document's later version archived becomes the person's archive:
+    nothing brings it back on its own."""
     found = get(ctx, memory_id)
-    if found.memory.status == "archived":
-        return found
     memory = ctx.require(found.scope).set_status(found.memory.id, "archived")
     return Found(memory, found.scope)
 

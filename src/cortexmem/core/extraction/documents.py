@@ -8,7 +8,9 @@ sessions are captured in: the store keeps, per document and decision, when a ver
 listed it and when a whole one last dropped it (``memories.listings``), and a decision stays
 withdrawn while every document that listed it dropped it since. Here, a whole version only
 drops decisions listed before it (a subagent read captured after its parent's later read drops
-nothing the parent listed since).
+nothing the parent listed since), and only those known when it is captured: a version captured
+before the session that first listed a decision it leaves out does not drop it (the store keeps
+no text of past versions to weigh later listings against).
 
 ``Documents`` holds what the store knew when the pass began (``known``: handed in, never saved
 with the pass, so a cursor's state never overrides what other sessions told the store since)

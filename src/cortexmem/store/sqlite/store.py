@@ -12,6 +12,7 @@ written by a newer Cortex is refused; a backup is taken before migrating, restor
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import sqlite3
@@ -279,11 +280,8 @@ WITHDRAWABLE = (
 )
 
 
-def weigh_listings(conn: sqlite3.Connection, listings: Sequence[Listing]) -> int:
-    """Keep the latest word of each document on each decision, then weigh every decision it
-    touches: withdrawn while every document that listed it left it out since (archived as the
-    lifecycle archives, ``archived_at`` set), back in service when one lists it again. Not a
-    person's archive, nor a supersession (that waits for a person). How many were archived."""
+def keep_listings(conn: sqlite3.Connection, listings: Iterable[Listing]) -> None:
+    """Each document's latest listing and latest drop of each decision."""
     for listing in listings:
         column = "listed_at" if listing.listed else "dropped_at"
         conn.execute(
@@ -291,6 +289,14 @@ def weigh_listings(conn: sqlite3.Connection, listings: Sequence[Listing]) -> int
             f"ON CONFLICT (document, decision) DO UPDATE SET {column} = max({column}, ?)",
             (listing.document, listing.decision, listing.at, listing.at),
         )
+
+
+def weigh_listings(conn: sqlite3.Connection, listings: Sequence[Listing]) -> int:
+    """Keep the latest word of each document on each decision, then weigh every decision it
+    touches: withdrawn while every document that listed it left it out since (archived as the
+    lifecycle archives, ``archived_at`` set), back in service when one lists it again. Not a
+    person's archive, nor a supersession (that waits for a person). How many were archived."""
+    keep_listings(conn, listings)
     archived = 0
     now = utc_now()
     doc_tag = f'%"{DOCUMENT_TAG}%'
@@ -305,12 +311,14 @@ def weigh_listings(conn: sqlite3.Connection, listings: Sequence[Listing]) -> int
                 f"WHERE content_hash = ? AND status = 'active' AND {WITHDRAWABLE}",
                 (now, now, digest, doc_tag),
             ).rowcount
-        else:
+        else:  # one memory back, and only while no other holds the words
             conn.execute(
                 "UPDATE memories SET status = 'active', archived_at = NULL, updated_at = ? "
-                "WHERE content_hash = ? AND status = 'archived' AND archived_at IS NOT NULL "
-                f"AND {WITHDRAWABLE}",
-                (now, digest, doc_tag),
+                "WHERE seq = (SELECT seq FROM memories WHERE content_hash = ? "
+                f"AND status = 'archived' AND archived_at IS NOT NULL AND {WITHDRAWABLE} "
+                "ORDER BY seq LIMIT 1) AND NOT EXISTS (SELECT 1 FROM memories "
+                "WHERE content_hash = ? AND status = 'active')",
+                (now, digest, doc_tag, digest),
             )
     return archived
 
@@ -474,17 +482,19 @@ class SQLiteStore(EpisodeRooms, AIRooms, LearningRooms, LessonRooms, Transaction
             if row is not None:
                 found = row_to_memory(row)
                 if memory.source_type == "manual" and found.source_type == "extraction":
-                    # a person saying what extraction kept makes it theirs: their pin and
-                    # priority hold, and no document's later version withdraws it
+                    # a person saying what extraction kept makes it theirs: their pin, priority,
+                    # confidence and tags hold, and no document's later version withdraws it
                     found = found.with_changes(
                         source_type="manual", pinned=found.pinned or memory.pinned,
-                        priority=max(found.priority, memory.priority), updated_at=utc_now(),
+                        priority=max(found.priority, memory.priority),
+                        confidence=max(found.confidence, memory.confidence),
+                        tags=normalise_tags((*found.tags, *memory.tags)), updated_at=utc_now(),
                     )  # fmt: skip
                     conn.execute(
                         "UPDATE memories SET source_type = ?, pinned = ?, priority = ?, "
-                        "updated_at = ? WHERE id = ?",
-                        (found.source_type, int(found.pinned), found.priority, found.updated_at,
-                         found.id),
+                        "confidence = ?, tags = ?, updated_at = ? WHERE id = ?",
+                        (found.source_type, int(found.pinned), found.priority, found.confidence,
+                         json.dumps(list(found.tags)), found.updated_at, found.id),
                     )  # fmt: skip
                 return found, False
             inserted = conn.execute(INSERT_MEMORY, memory_to_row(memory))
@@ -591,8 +601,9 @@ class SQLiteStore(EpisodeRooms, AIRooms, LearningRooms, LessonRooms, Transaction
             raise ValueError(f"unknown status {status!r}")
 
         def op(conn: sqlite3.Connection) -> None:
+            # a person's status: nothing the lifecycle or a document did holds it any more
             cur = conn.execute(
-                "UPDATE memories SET status = ?, updated_at = ? WHERE id = ?",
+                "UPDATE memories SET status = ?, archived_at = NULL, updated_at = ? WHERE id = ?",
                 (status, utc_now(), memory_id),
             )
             if cur.rowcount == 0:
@@ -1163,6 +1174,11 @@ class SQLiteStore(EpisodeRooms, AIRooms, LearningRooms, LessonRooms, Transaction
             for event in events:
                 row = event_row(redact_event(event))
                 result.events_added += conn.execute(INSERT_EVENT, row).rowcount
+            # what the imported events say documents listed (the statuses came with the
+            # memories: only a later version is weighed against these)
+            from cortexmem.core.extraction.memories import listings
+
+            keep_listings(conn, listings(redact_event(e) for e in events))
             import_episodes(conn, episodes, episode_links, result)
             import_lessons(conn, lessons, lesson_history or {}, lesson_edges, result)
             return result
