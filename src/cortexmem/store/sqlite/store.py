@@ -601,10 +601,16 @@ class SQLiteStore(EpisodeRooms, AIRooms, LearningRooms, LessonRooms, Transaction
             raise ValueError(f"unknown status {status!r}")
 
         def op(conn: sqlite3.Connection) -> None:
-            # a person's status: nothing the lifecycle or a document did holds it any more
             cur = conn.execute(
-                "UPDATE memories SET status = ?, archived_at = NULL, updated_at = ? WHERE id = ?",
+                "UPDATE memories SET status = ?, updated_at = ? WHERE id = ?",
                 (status, utc_now(), memory_id),
+            )
+            # a person's status (the trigger of 0006 clears the lifecycle's marks when the
+            # status changes): also when it does not, so that what the lifecycle or a
+            # document's later version archived, a person archiving it, stays archived
+            conn.execute(
+                "UPDATE memories SET archived_at = NULL, below_since = NULL WHERE id = ?",
+                (memory_id,),
             )
             if cur.rowcount == 0:
                 raise NotFound(f"no memory with id {memory_id}")
