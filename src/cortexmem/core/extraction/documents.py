@@ -48,7 +48,7 @@ def document_key(path: str, cwd: str | None) -> str:
     return posixpath.normpath(norm).lower()
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Seen:
     """One document as this session saw it: the decisions it listed (text -> when last listed)
     and when the session last saw it whole ("" if never)."""
@@ -58,6 +58,9 @@ class _Seen:
 
 
 class Documents:
+    """What the project's documents list, as far as this pass knows: the store's view when it
+    began (``known``) under this session's own reads and writes (``touched``)."""
+
     def __init__(self, known: Iterable[tuple[str, Iterable[tuple[str, str]]]]) -> None:
         self.known: dict[str, dict[str, str]] = {
             document: dict(decisions) for document, decisions in known
