@@ -43,8 +43,9 @@ MAX_RESULT_CHARS: Final = 20_000
 MAX_TEXT_CHARS: Final = 200_000
 CHUNK_BYTES: Final = 1 << 16
 ENTRY_TYPES: Final = frozenset({"user", "assistant", "system", "summary"})
-# toolUseResult fields that repeat a whole file or patch: of no use to extraction, and big.
+# What is kept of a read's ``file`` (its text is not): how many of the file's lines it showed.
 _FILE_COUNTS: Final = ("numLines", "startLine", "totalLines")
+# toolUseResult fields that repeat a whole file or patch: of no use to extraction, and big.
 HEAVY_RESULT_KEYS: Final = frozenset(
     {"originalFile", "originalFileContents", "structuredPatch", "file", "content", "oldString",
      "newString", "edits"}
