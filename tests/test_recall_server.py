@@ -124,6 +124,28 @@ def test_excerpt_keeps_a_list_items_number_with_it():
     assert "1. Removing the session_count field." in shown
 
 
+def test_excerpt_shows_what_a_colon_announces():
+    # The matching clause's neighbour ends in a colon; what it announces is the answer.
+    item = (
+        "Simplify the checkpoint summary by: 1. Removing redundant fields: "
+        "`session_ids`, `session_count`, `created_at`. "
+    )
+    text = "padding. " * 30 + item + "more padding. " * 30
+    shown = excerpt(text, "what does the checkpoint summary hold after the cleanup?", 140)
+    assert "`session_count`" in shown
+
+
+def test_excerpt_finds_the_prompts_words_in_other_forms():
+    # "installed" finds "install", "dependency" finds "dependencies".
+    fix = (
+        "Run these commands to fix it. First remove the broken package. "
+        "Then install the missing dependencies first: sudo apt install net-tools iw -y. "
+    )
+    text = fix + "Unrelated remarks follow here. " * 20
+    shown = excerpt(text, "How was WiFiMan installed despite the dependency error?", 120)
+    assert "net-tools iw" in shown
+
+
 def test_render_lists_the_picks_under_a_header():
     picks = [
         pick(0.8, "Money amounts are integers in cents, never floats.", id="m-money"),

@@ -155,6 +155,16 @@ _CLAUSE: Final = re.compile(
 )
 
 
+_SUFFIX: Final = re.compile(r"(?:ies|ied|ing|ed|es|s|y|e)$")
+
+
+def _root(word: str) -> str:
+    """``word`` without one inflection ending, when four letters stay: the prompt's "installed"
+    finds the text's "install", "dependency" its "dependencies"."""
+    root = _SUFFIX.sub("", word)
+    return root if len(root) >= 4 else word
+
+
 def excerpt(text: str, prompt: str, width: int) -> str:
     """``text`` cut to ``width`` characters: when it is longer, the clauses that bear most on
     the prompt, in their order, joined by "…" (else its start).
@@ -165,7 +175,7 @@ def excerpt(text: str, prompt: str, width: int) -> str:
     flat = " ".join(text.split())
     if len(flat) <= width or not prompt:
         return shorten(flat, width)
-    terms = {t.lower() for t in _TERM.findall(prompt)} - _COMMON
+    terms = {_root(t) for t in {t.lower() for t in _TERM.findall(prompt)} - _COMMON}
     clauses = [c.strip() for c in _CLAUSE.split(text) if c and c.strip()]
     clauses = [" ".join(c.split()) for c in clauses]
     if not terms or len(clauses) < 2:
@@ -182,11 +192,16 @@ def excerpt(text: str, prompt: str, width: int) -> str:
         if scores[i] <= 0.0:
             break
         # A clause that matches brings its neighbour along when there is room: the answer is
-        # often the next sentence.
-        for k in (i, i + 1):
-            if k < len(clauses) and k not in chosen and used + len(clauses[k]) + 2 <= width:
+        # often the next sentence. One that ends in a colon ("Removing redundant fields:",
+        # "Commits:") announces the next and brings it too.
+        k = i
+        while k < len(clauses) and (k <= i + 1 or clauses[k - 1].endswith(":")):
+            if k not in chosen:
+                if used + len(clauses[k]) + 2 > width:
+                    break
                 chosen.add(k)
                 used += len(clauses[k]) + 2
+            k += 1
     if not chosen:  # the best clause alone is longer than the room
         best = max(range(len(clauses)), key=lambda i: (scores[i], -i))
         return ("…" if best else "") + shorten(clauses[best], width - 1)
