@@ -174,8 +174,16 @@ def test_ingest_routes_by_cwd_and_is_idempotent(tmp_path: Path, repo: Path):
     assert first.sessions >= 3 and not first.skipped
     totals = next(iter(first.projects.values()))
     assert totals["memories_added"] > 0
+    # The report says what the store now serves: the sessions' digests (summaries, how-tos)
+    # besides the memories drawn from single events.
+    with Context.for_cwd(repo) as ctx:
+        active = ctx.require("project").counts().by_status["active"]
+    assert totals["memories_active_before"] == 0
+    assert totals["memories_active"] == active > totals["memories_added"]
     second = ingest([EXAMPLES], reader=READER, into=repo)
     assert all(t["events_added"] == 0 for t in second.projects.values())
+    again = next(iter(second.projects.values()))
+    assert again["memories_active_before"] == again["memories_active"] == active
     # their cwd (/home/dev/payments-api) does not exist here
     unrouted = ingest([EXAMPLES], reader=READER)
     assert unrouted.sessions == 0 and all("is gone" in s.reason for s in unrouted.skipped)

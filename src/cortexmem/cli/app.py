@@ -726,7 +726,8 @@ def _run_ingest(paths: list[Path], into: Path | None, as_json: bool) -> None:
     for project, totals in sorted(result.projects.items()):
         click.echo(
             f"{project}: {totals['sessions']} sessions, {totals['lines']} new lines, "
-            f"{totals['events_added']} events, {totals['memories_added']} memories, "
+            f"{totals['events_added']} events, {totals['memories_active']} memories "
+            f"({totals['memories_active'] - totals['memories_active_before']:+d}), "
             f"{totals['observations_added']} tool calls observed, "
             f"{totals['lessons_added']} lessons learned"
         )

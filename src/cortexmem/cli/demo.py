@@ -61,7 +61,7 @@ def run_demo(keep: bool = False) -> None:
         for totals in result.projects.values():
             console.print(
                 f"  {totals['sessions']} sessions, {totals['lines']} transcript lines → "
-                f"{totals['events_added']} events → {totals['memories_added']} memories"
+                f"{totals['events_added']} events → {totals['memories_active']} memories"
             )
         with Context.for_cwd(project) as ctx:
             store = ctx.require("project")

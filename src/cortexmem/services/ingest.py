@@ -48,7 +48,11 @@ class IngestResult:
                 "transcripts": 0,
                 "lines": 0,
                 "events_added": 0,
+                # new memories from the new events (digests not counted; they are rebuilt)
                 "memories_added": 0,
+                # what the store serves, before and after this ingest
+                "memories_active_before": 0,
+                "memories_active": 0,
                 "observations_added": 0,
                 "lessons_added": 0,
             },
@@ -116,10 +120,11 @@ def ingest(
     sessions = find_sessions(paths, reader)
     result = IngestResult()
     contexts: dict[Path, Context] = {}
+    before: dict[Path, int] = {}
     try:
         for path in sessions:
             try:
-                outcome = _ingest_one(path, reader, into, contexts, result)
+                outcome = _ingest_one(path, reader, into, contexts, result, before)
             except (StoreCorrupt, SchemaTooNew, StoreReadOnly, DiskFull):
                 raise  # the store itself refuses: every other file would fail the same way
             except Exception as exc:  # one file never stops the others (nor a traceback)
@@ -132,10 +137,23 @@ def ingest(
                 result.skipped.append(outcome)
             if on_progress is not None:
                 on_progress(path, outcome)
+        for key, ctx in contexts.items():
+            totals = result.projects.get(str(ctx.paths.root))
+            if totals is not None:
+                totals["memories_active_before"] = before[key]
+                totals["memories_active"] = _active(ctx)
     finally:
         for ctx in contexts.values():
             ctx.close()
     return result
+
+
+def _active(ctx: Context) -> int:
+    """How many memories the project's store serves: per-event memories and the sessions'
+    digests (summaries, plans, open problems, how-tos) alike, net of what a later statement
+    withdrew (0 before the first capture makes the store)."""
+    store = ctx.store("project")
+    return 0 if store is None else store.counts().by_status.get("active", 0)
 
 
 def _ingest_one(
@@ -144,6 +162,7 @@ def _ingest_one(
     into: Path | None,
     contexts: dict[Path, Context],
     result: IngestResult,
+    before: dict[Path, int],
 ) -> CaptureReport | Skipped:
     if not path.is_file():
         skipped = Skipped(str(path), "no such file")
@@ -169,6 +188,7 @@ def _ingest_one(
     key = folder.resolve()
     if key not in contexts:
         contexts[key] = Context.for_cwd(key)
+        before[key] = _active(contexts[key])
     ctx = contexts[key]
     report = capture_session(ctx, path, reader=reader, session_id=info.session_id, live=False)
     result.sessions += 1
