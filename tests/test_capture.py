@@ -189,6 +189,41 @@ def test_ingest_routes_by_cwd_and_is_idempotent(tmp_path: Path, repo: Path):
     assert unrouted.sessions == 0 and all("is gone" in s.reason for s in unrouted.skipped)
 
 
+def test_ingest_counts_a_project_reached_from_two_of_its_folders(tmp_path: Path, repo: Path):
+    """Sessions recorded in the repository and in a subfolder share one store: what it served
+    before is what it held before the first of them, not after."""
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    (repo / "sub").mkdir()
+    for name, cwd, start in (("a.jsonl", repo, 0), ("b.jsonl", repo / "sub", 10)):
+        said = [json.loads(x) | {"cwd": str(cwd), "sessionId": name} for x in decisions(3, start)]
+        write(folder / name, [json.dumps(x) for x in said])
+    result = ingest([folder], reader=READER)
+    (totals,) = result.projects.values()
+    with Context.for_cwd(repo) as ctx:
+        active = ctx.require("project").counts().by_status["active"]
+    assert totals["sessions"] == 2 and totals["memories_active_before"] == 0
+    assert totals["memories_active"] == active >= 6
+
+
+def test_ingest_that_cannot_count_the_store_still_reports_what_it_read(
+    tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch
+):
+    import sqlite3
+
+    def busy(self):
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(SQLiteStore, "counts", busy)
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    write(folder / "a.jsonl", decisions(3))
+    result = ingest([folder], reader=READER, into=repo)
+    (totals,) = result.projects.values()
+    assert not result.skipped and totals["memories_added"] == 3
+    assert "memories_active" not in totals
+
+
 REAL_SESSIONS = [
     "Durban-Designer-vsla/-home-kenth56-Downloads/9dd861b1-71f8-41ee-bb93-7d3724bcb337.jsonl",
     "entireio-skills/-Users-alisha-Projects-agent-plugins/"

@@ -724,10 +724,14 @@ def _run_ingest(paths: list[Path], into: Path | None, as_json: bool) -> None:
     if not result.projects and not result.skipped:
         click.echo("No transcripts found.")
     for project, totals in sorted(result.projects.items()):
+        if "memories_active" in totals:
+            gained = totals["memories_active"] - totals["memories_active_before"]
+            memories = f"{totals['memories_active']} memories ({gained:+d})"
+        else:  # the store could not be counted: what the new events added
+            memories = f"{totals['memories_added']} new memories"
         click.echo(
             f"{project}: {totals['sessions']} sessions, {totals['lines']} new lines, "
-            f"{totals['events_added']} events, {totals['memories_active']} memories "
-            f"({totals['memories_active'] - totals['memories_active_before']:+d}), "
+            f"{totals['events_added']} events, {memories}, "
             f"{totals['observations_added']} tool calls observed, "
             f"{totals['lessons_added']} lessons learned"
         )

@@ -61,7 +61,8 @@ def run_demo(keep: bool = False) -> None:
         for totals in result.projects.values():
             console.print(
                 f"  {totals['sessions']} sessions, {totals['lines']} transcript lines → "
-                f"{totals['events_added']} events → {totals['memories_active']} memories"
+                f"{totals['events_added']} events → "
+                f"{totals.get('memories_active', totals['memories_added'])} memories"
             )
         with Context.for_cwd(project) as ctx:
             store = ctx.require("project")

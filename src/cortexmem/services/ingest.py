@@ -48,11 +48,10 @@ class IngestResult:
                 "transcripts": 0,
                 "lines": 0,
                 "events_added": 0,
-                # new memories from the new events (digests not counted; they are rebuilt)
+                # new memories from the new events (digests not counted; they are rebuilt);
+                # "memories_active_before" and "memories_active", what the store serves before
+                # and after, are added at the end when the store could say
                 "memories_added": 0,
-                # what the store serves, before and after this ingest
-                "memories_active_before": 0,
-                "memories_active": 0,
                 "observations_added": 0,
                 "lessons_added": 0,
             },
@@ -119,12 +118,15 @@ def ingest(
 ) -> IngestResult:
     sessions = find_sessions(paths, reader)
     result = IngestResult()
+    # one context per project (two folders of a repository share its store), and what its
+    # store served when this ingest first reached it
     contexts: dict[Path, Context] = {}
-    before: dict[Path, int] = {}
+    roots: dict[Path, Path] = {}
+    before: dict[Path, int | None] = {}
     try:
         for path in sessions:
             try:
-                outcome = _ingest_one(path, reader, into, contexts, result, before)
+                outcome = _ingest_one(path, reader, into, (contexts, roots, before), result)
             except (StoreCorrupt, SchemaTooNew, StoreReadOnly, DiskFull):
                 raise  # the store itself refuses: every other file would fail the same way
             except Exception as exc:  # one file never stops the others (nor a traceback)
@@ -137,32 +139,36 @@ def ingest(
                 result.skipped.append(outcome)
             if on_progress is not None:
                 on_progress(path, outcome)
-        for key, ctx in contexts.items():
-            totals = result.projects.get(str(ctx.paths.root))
-            if totals is not None:
-                totals["memories_active_before"] = before[key]
-                totals["memories_active"] = _active(ctx)
+        for root, ctx in contexts.items():
+            totals = result.projects.get(str(root))
+            was, now = before.get(root), _active(ctx)
+            if totals is not None and was is not None and now is not None:
+                totals["memories_active_before"] = was
+                totals["memories_active"] = now
     finally:
         for ctx in contexts.values():
             ctx.close()
     return result
 
 
-def _active(ctx: Context) -> int:
+def _active(ctx: Context) -> int | None:
     """How many memories the project's store serves: per-event memories and the sessions'
     digests (summaries, plans, open problems, how-tos) alike, net of what a later statement
-    withdrew (0 before the first capture makes the store)."""
-    store = ctx.store("project")
-    return 0 if store is None else store.counts().by_status.get("active", 0)
+    withdrew (0 before the first capture makes the store; None when the store cannot say: a
+    count is a report, never a reason to fail the ingest)."""
+    try:
+        store = ctx.store("project")
+        return 0 if store is None else store.counts().by_status.get("active", 0)
+    except Exception:  # a busy, locked or damaged store: the capture itself says what failed
+        return None
 
 
 def _ingest_one(
     path: Path,
     reader: TranscriptReader,
     into: Path | None,
-    contexts: dict[Path, Context],
+    opened: tuple[dict[Path, Context], dict[Path, Path], dict[Path, int | None]],
     result: IngestResult,
-    before: dict[Path, int],
 ) -> CaptureReport | Skipped:
     if not path.is_file():
         skipped = Skipped(str(path), "no such file")
@@ -185,11 +191,17 @@ def _ingest_one(
             skipped = Skipped(str(path), f"its project folder {folder} is gone (use --into DIR)")
             result.skipped.append(skipped)
             return skipped
+    contexts, roots, before = opened
     key = folder.resolve()
-    if key not in contexts:
-        contexts[key] = Context.for_cwd(key)
-        before[key] = _active(contexts[key])
-    ctx = contexts[key]
+    if key not in roots:
+        found = Context.for_cwd(key)
+        roots[key] = found.paths.root
+        if found.paths.root in contexts:  # another folder of a project already open
+            found.close()
+        else:
+            contexts[found.paths.root] = found
+            before[found.paths.root] = _active(found)
+    ctx = contexts[roots[key]]
     report = capture_session(ctx, path, reader=reader, session_id=info.session_id, live=False)
     result.sessions += 1
     result.add(str(ctx.paths.root), report)
