@@ -135,6 +135,29 @@ def test_excerpt_shows_what_a_colon_announces():
     assert "`session_count`" in shown
 
 
+def test_excerpt_roots_match_the_start_of_a_word_only():
+    # "testing" is found as "test…", not inside "latest"
+    filler = "Unrelated remarks follow here. " * 10
+    text = (
+        filler + "We bumped the thread pool to the latest version. " + filler
+        + "Testing is not ready: two flaky suites remain. " + filler
+    )  # fmt: skip
+    assert "flaky suites" in excerpt(text, "Is testing ready yet?", 60)
+
+
+def test_excerpt_follows_only_the_colons_of_the_clause_that_matches():
+    # The matching clause's neighbour ends in a colon: what that announces is not brought
+    # along at the expense of the other clause that matches.
+    filler = "More filler text here. " * 10
+    text = (
+        filler + "The cache key includes the branch name. Separately, the deploy checklist: "
+        "- bump the version, tag the release, push the tag and wait for CI to go green. "
+        + filler + "The cache is flushed on every schema migration. " + filler
+    )  # fmt: skip
+    shown = excerpt(text, "when is the cache key flushed?", 200)
+    assert "schema migration" in shown and "bump the version" not in shown
+
+
 def test_excerpt_finds_the_prompts_words_in_other_forms():
     # "installed" finds "install", "dependency" finds "dependencies".
     fix = (

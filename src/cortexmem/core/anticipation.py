@@ -155,14 +155,29 @@ _CLAUSE: Final = re.compile(
 )
 
 
-_SUFFIX: Final = re.compile(r"(?:ies|ied|ing|ed|es|s|y|e)$")
+# Inflection endings, each with the letters a root keeps at least: a short word stripped of
+# "y" or "e" becomes another word's start ("ready" "read", "state" "stat").
+_SUFFIXES: Final = (("ies", 4), ("ied", 4), ("ing", 4), ("ed", 4), ("es", 4), ("s", 4),
+                    ("y", 6), ("e", 6))  # fmt: skip
 
 
 def _root(word: str) -> str:
-    """``word`` without one inflection ending, when four letters stay: the prompt's "installed"
-    finds the text's "install", "dependency" its "dependencies"."""
-    root = _SUFFIX.sub("", word)
-    return root if len(root) >= 4 else word
+    """``word`` without one inflection ending: the prompt's "installed" finds the text's
+    "install", "dependency" its "dependencies", "files" its "file". A root is matched at the
+    start of a word only ("test" is not in "latest")."""
+    for suffix, least in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= least:
+            return word[: -len(suffix)]
+    return word
+
+
+def _holds(clause: str, terms: set[str], roots: set[str]) -> set[str]:
+    """The ``terms`` a lower-cased clause holds: a root at the start of one of its words, any
+    other term anywhere."""
+    starts = set(_WORDS.findall(clause)) if roots else set()
+    return {
+        t for t in terms if (any(w.startswith(t) for w in starts) if t in roots else t in clause)
+    }
 
 
 def excerpt(text: str, prompt: str, width: int) -> str:
@@ -175,12 +190,16 @@ def excerpt(text: str, prompt: str, width: int) -> str:
     flat = " ".join(text.split())
     if len(flat) <= width or not prompt:
         return shorten(flat, width)
-    terms = {_root(t) for t in {t.lower() for t in _TERM.findall(prompt)} - _COMMON}
+    # Each of the prompt's words as it is, found anywhere in a clause ("local" in "localhost"),
+    # or, when it has an inflection, its root at the start of a word.
+    words = {t.lower() for t in _TERM.findall(prompt)} - _COMMON
+    roots = {_root(t) for t in words} - words - _COMMON
+    terms = (words - {t for t in words if _root(t) in roots}) | roots
     clauses = [c.strip() for c in _CLAUSE.split(text) if c and c.strip()]
     clauses = [" ".join(c.split()) for c in clauses]
     if not terms or len(clauses) < 2:
         return shorten(flat, width)
-    held = [{t for t in terms if t in c.lower()} for c in clauses]
+    held = [_holds(c.lower(), terms, roots) for c in clauses]
     spread = {t: sum(t in h for h in held) for t in terms}
     weight = {t: math.log(1 + len(clauses) / n) for t, n in spread.items() if n}
     if not weight:
@@ -192,16 +211,19 @@ def excerpt(text: str, prompt: str, width: int) -> str:
         if scores[i] <= 0.0:
             break
         # A clause that matches brings its neighbour along when there is room: the answer is
-        # often the next sentence. One that ends in a colon ("Removing redundant fields:",
-        # "Commits:") announces the next and brings it too.
+        # often the next sentence. One that ends in a colon ("… by:", "Removing redundant
+        # fields:", "Commits:") announces what follows and brings it, as far as the colons go.
         k = i
-        while k < len(clauses) and (k <= i + 1 or clauses[k - 1].endswith(":")):
-            if k not in chosen:
-                if used + len(clauses[k]) + 2 > width:
-                    break
-                chosen.add(k)
-                used += len(clauses[k]) + 2
+        while k < len(clauses) and (k == i or clauses[k - 1].endswith(":")):
             k += 1
+        for n in range(i, max(k, i + 2)):
+            if n >= len(clauses):
+                break
+            if n not in chosen:
+                if used + len(clauses[n]) + 2 > width:
+                    break
+                chosen.add(n)
+                used += len(clauses[n]) + 2
     if not chosen:  # the best clause alone is longer than the room
         best = max(range(len(clauses)), key=lambda i: (scores[i], -i))
         return ("…" if best else "") + shorten(clauses[best], width - 1)
