@@ -694,10 +694,9 @@ def import_(click_ctx: click.Context, source: Any, is_global: bool, as_json: boo
 
 def _run_ingest(paths: list[Path], into: Path | None, as_json: bool) -> None:
     from cortexmem.hosts.claude_code.reader import READER
-    from cortexmem.services.ingest import Skipped, find_sessions, ingest
+    from cortexmem.services.ingest import Skipped, ingest
 
-    total = len(find_sessions(paths, READER))
-    if as_json or not sys.stderr.isatty() or total == 0:
+    if as_json or not sys.stderr.isatty():
         result = ingest(paths, reader=READER, into=into)
     else:
         from rich.console import Console
@@ -711,13 +710,16 @@ def _run_ingest(paths: list[Path], into: Path | None, as_json: bool) -> None:
             console=Console(stderr=True),
             transient=True,
         ) as bar:
-            task = bar.add_task("Reading transcripts", total=total)
+            task = bar.add_task("Finding transcripts", total=None)
+
+            def start(total: int) -> None:
+                bar.update(task, total=total, description="Reading transcripts")
 
             def advance(path: Path, outcome: object) -> None:
                 mark = "skipped" if isinstance(outcome, Skipped) else "read"
                 bar.update(task, advance=1, description=f"{mark} {path.name[:40]}")
 
-            result = ingest(paths, reader=READER, into=into, on_progress=advance)
+            result = ingest(paths, reader=READER, into=into, on_start=start, on_progress=advance)
     if as_json:
         print_json(result.to_dict())
         return

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cortexmem.core.session import SessionInfo
 from cortexmem.errors import (
     FULL_HINT,
     DiskFull,
@@ -74,12 +75,21 @@ def _is_subagent_file(path: Path) -> bool:
 
 
 def find_sessions(paths: Iterable[Path], reader: TranscriptReader) -> list[Path]:
+    """Session transcripts under ``paths``, the oldest session first (``_found``)."""
+    return [path for path, _ in _found(paths, reader)]
+
+
+def _found(
+    paths: Iterable[Path], reader: TranscriptReader
+) -> list[tuple[Path, SessionInfo | None]]:
     """Session transcripts under ``paths`` (files or folders), the oldest session first
     (then by path): a later session builds on what the earlier ones left, as it did live (a
     document read again withdraws the decisions its earlier version listed).
 
     Subagent transcripts are not listed on their own: they are read with their session. Ones
-    whose session is not there (orphans) are listed so nothing is silently left out.
+    whose session is not there (orphans) are listed so nothing is silently left out. Each comes
+    with what its first lines say (None when they cannot be read): read once, for the order and
+    for the capture.
     """
     sessions: list[Path] = []
     agents: list[Path] = []
@@ -96,16 +106,20 @@ def find_sessions(paths: Iterable[Path], reader: TranscriptReader) -> list[Path]
         key = path.resolve()
         if key not in seen:
             seen.add(key)
-            out.append(path)
-    return sorted(out, key=lambda path: _started(path, reader))
+            out.append((path, _info(path, reader)))
+    return sorted(out, key=lambda found: _started(found[1]))
 
 
-def _started(path: Path, reader: TranscriptReader) -> str:
-    """When the session in ``path`` began ("" when its lines do not say, or it is gone)."""
+def _info(path: Path, reader: TranscriptReader) -> SessionInfo | None:
     try:
-        began = reader.session_info(path).first_timestamp
+        return reader.session_info(path)
     except (OSError, ValueError):
-        return ""
+        return None
+
+
+def _started(info: SessionInfo | None) -> str:
+    """When the session began ("" when its lines do not say, or cannot be read)."""
+    began = info.first_timestamp if info is not None else None
     return str(normalise_time(began)) if began else ""
 
 
@@ -115,8 +129,13 @@ def ingest(
     reader: TranscriptReader,
     into: Path | None = None,
     on_progress: Callable[[Path, CaptureReport | Skipped], None] | None = None,
+    on_start: Callable[[int], None] | None = None,
 ) -> IngestResult:
-    sessions = find_sessions(paths, reader)
+    """Capture every session under ``paths``, oldest first. ``on_start`` hears how many
+    sessions there are before the first is read, ``on_progress`` each one's outcome."""
+    sessions = _found(paths, reader)
+    if on_start is not None:
+        on_start(len(sessions))
     result = IngestResult()
     # one context per project (two folders of a repository share its store), and what its
     # store served when this ingest first reached it
@@ -124,9 +143,9 @@ def ingest(
     roots: dict[Path, Path] = {}
     before: dict[Path, int | None] = {}
     try:
-        for path in sessions:
+        for path, info in sessions:
             try:
-                outcome = _ingest_one(path, reader, into, (contexts, roots, before), result)
+                outcome = _ingest_one(path, info, reader, into, (contexts, roots, before), result)
             except (StoreCorrupt, SchemaTooNew, StoreReadOnly, DiskFull):
                 raise  # the store itself refuses: every other file would fail the same way
             except Exception as exc:  # one file never stops the others (nor a traceback)
@@ -165,6 +184,7 @@ def _active(ctx: Context) -> int | None:
 
 def _ingest_one(
     path: Path,
+    info: SessionInfo | None,
     reader: TranscriptReader,
     into: Path | None,
     opened: tuple[dict[Path, Context], dict[Path, Path], dict[Path, int | None]],
@@ -174,12 +194,13 @@ def _ingest_one(
         skipped = Skipped(str(path), "no such file")
         result.skipped.append(skipped)
         return skipped
-    try:
-        info = reader.session_info(path)
-    except OSError as exc:
-        skipped = Skipped(str(path), f"cannot read: {exc.strerror or exc}")
-        result.skipped.append(skipped)
-        return skipped
+    if info is None:  # read again, to say why it could not be
+        try:
+            info = reader.session_info(path)
+        except OSError as exc:
+            skipped = Skipped(str(path), f"cannot read: {exc.strerror or exc}")
+            result.skipped.append(skipped)
+            return skipped
     folder = into
     if folder is None:
         if not info.cwd:
