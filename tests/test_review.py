@@ -16,6 +16,7 @@ from cortexmem.cli.app import cli
 from cortexmem.core.extraction.memories import to_memories
 from cortexmem.core.learning import LearningConfig
 from cortexmem.core.suggestions import Draft, merge_settings, select, to_suggestion
+from cortexmem.errors import CortexError
 from cortexmem.model import Event, Observation, Provenance, format_time, utc_now
 from cortexmem.project.paths import resolve
 from cortexmem.services.context import Context
@@ -87,6 +88,79 @@ def test_each_destination_is_applied_with_a_backup_and_an_audit_line(repo: Path,
         assert path.parent == data_dir / "inbox" and text.startswith("# ")
     else:
         assert path.parent == repo / ".claude" / "rules" and "Grep" in text
+
+
+def test_a_file_that_is_not_utf8_is_never_taken_for_empty(repo: Path):
+    # Latin-1: read as "" it would be replaced by the suggestion alone
+    original = "# Projet\n\nR\xe8gles de l'\xe9quipe.\n".encode("latin-1")
+    with Context.for_cwd(repo) as ctx:
+        ref = queue(ctx, DRAFTS["claude_md"])
+        (repo / "CLAUDE.md").write_bytes(original)
+        with pytest.raises(CortexError, match="not UTF-8"):
+            apply(ctx, ref, who="alice")
+        assert ctx.require("project").suggestions(None)[0].status == "pending"
+    assert (repo / "CLAUDE.md").read_bytes() == original
+
+
+def test_a_crlf_file_keeps_its_line_endings(repo: Path):
+    (repo / "CLAUDE.md").write_bytes(b"# Project\r\n\r\nUse Python 3.11.\r\n")
+    with Context.for_cwd(repo) as ctx:
+        apply(ctx, queue(ctx, DRAFTS["claude_md"]), who="alice")
+    written = (repo / "CLAUDE.md").read_bytes()
+    assert b"- Run tests with `uv run pytest`.\r\n" in written
+    assert written.count(b"\n") == written.count(b"\r\n")
+
+
+def test_nothing_is_written_through_a_symlink_that_leads_out(repo: Path, tmp_path: Path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "SHARED.md").write_text("# Shared\n")
+    (repo / "CLAUDE.md").symlink_to(outside / "SHARED.md")
+    (repo / ".claude").symlink_to(outside, target_is_directory=True)
+    with Context.for_cwd(repo) as ctx:
+        for name in ("claude_md", "skill"):
+            with pytest.raises(CortexError, match="outside the project"):
+                apply(ctx, queue(ctx, DRAFTS[name]), who="alice")
+    assert (outside / "SHARED.md").read_text() == "# Shared\n"
+    assert not (outside / "skills").exists()
+
+
+def test_two_reviews_deciding_at_once_apply_once(repo: Path):
+    """Two processes applying the same suggestion: one writes it, the other is told it is no
+    longer pending; two suggestions to one file: both edits land."""
+    import subprocess
+    import sys
+    import time
+
+    (repo / "CLAUDE.md").write_text("# Project\n")
+    with Context.for_cwd(repo) as ctx:
+        same = queue(ctx, DRAFTS["claude_md"])
+        other = queue(ctx, Draft("claude_md", "CLAUDE.md", "Lint", "- Lint with ruff.", "4x", "t"))
+    go = repo.parent / "go"
+    script = (
+        "import sys, time; from pathlib import Path\n"
+        "from cortexmem.services.context import Context\n"
+        "from cortexmem.services.review import apply\n"
+        "from cortexmem.errors import CortexError\n"
+        "while not Path(sys.argv[3]).exists(): time.sleep(0.005)\n"
+        "with Context.for_cwd(Path(sys.argv[1])) as ctx:\n"
+        "    try: apply(ctx, sys.argv[2], who='p'); print('applied')\n"
+        "    except CortexError as e: print('refused', e)\n"
+    )
+    refs = [same] * 3 + [other]
+    runs = [
+        subprocess.Popen([sys.executable, "-c", script, str(repo), ref, str(go)],
+                         stdout=subprocess.PIPE, text=True)
+        for ref in refs
+    ]  # fmt: skip
+    time.sleep(1.0)  # every process imported and waiting
+    go.touch()
+    outputs = sorted(run.communicate(timeout=60)[0].split()[0] for run in runs)
+    assert outputs == ["applied", "applied", "refused", "refused"]
+    text = (repo / "CLAUDE.md").read_text()
+    assert text.count("uv run pytest") == 1 and "Lint with ruff" in text
+    with Context.for_cwd(repo) as ctx:
+        assert len(ctx.require("project").audit_entries()) == 2
 
 
 def test_a_second_claude_md_rule_joins_the_section():

@@ -11,7 +11,12 @@ This is the only path by which Cortex edits a file outside ``.cortex/`` and
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import os
 import shutil
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
@@ -20,10 +25,12 @@ from cortexmem.errors import CortexError, NotFound
 from cortexmem.model import Suggestion, utc_now
 from cortexmem.project.files import write_atomic
 from cortexmem.services.context import Context
-from cortexmem.services.suggest import read_target, target_path
+from cortexmem.services.suggest import target_path
 from cortexmem.store.protocols import AuditEntry
 
 BACKUP_DIR = Path("backups") / "review"
+LOCK_NAME = "review.lock"
+LOCK_WAIT = 10.0
 
 
 def find(ctx: Context, ref: str) -> Suggestion:
@@ -47,7 +54,7 @@ def pending(ctx: Context, limit: int = 1000) -> list[Suggestion]:
 
 def preview(ctx: Context, suggestion: Suggestion, text: str | None = None) -> tuple[str, str]:
     """(the file's content after the change, the diff) against the file as it is now."""
-    before = read_target(ctx, suggestion.target)
+    before, _ = _read(ctx, suggestion)
     try:
         after = change(suggestion.destination, before, text or suggestion.text, suggestion.title)
     except ValueError as exc:  # settings that are not JSON, a fragment that is not an object
@@ -55,10 +62,66 @@ def preview(ctx: Context, suggestion: Suggestion, text: str | None = None) -> tu
     return after, diff(before, after, suggestion.target)
 
 
-def _check_target(target: str) -> None:
+def _read(ctx: Context, suggestion: Suggestion) -> tuple[str, str]:
+    """The target file's text with its lines ending in ``\n``, and the line ending it uses.
+    A file that is not there reads as empty; one that cannot be read as UTF-8 text is never
+    taken for empty (the edit would replace what the person wrote)."""
+    path = target_path(ctx, suggestion.target)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return "", "\n"
+    except OSError as exc:
+        raise CortexError(f"cannot read {suggestion.target}: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CortexError(
+            f"{suggestion.target} is not UTF-8 text: Cortex does not edit it "
+            f"(refuse {suggestion.id}, or convert the file and apply again)"
+        ) from None
+    ending = "\r\n" if "\r\n" in text else "\n"
+    return text.replace("\r\n", "\n"), ending
+
+
+def _check_target(ctx: Context, target: str) -> None:
+    """Nothing outside the project: no absolute path, no "..", and no symlink along the way
+    that leads out of the working tree (or, for ``.cortex/…``, the project's data folder)."""
     path = PurePosixPath(target)
     if path.is_absolute() or ".." in path.parts or not path.parts:
         raise CortexError(f"refusing to write outside the project: {target!r}")
+    inside = ctx.paths.data_dir if target.startswith(".cortex/") else (
+        ctx.paths.worktree or ctx.paths.root
+    )  # fmt: skip
+    real = target_path(ctx, target).resolve()
+    if not real.is_relative_to(inside.resolve()):
+        raise CortexError(
+            f"refusing to write outside the project: {target} leads to {real} (a symlink)"
+        )
+
+
+@contextlib.contextmanager
+def _deciding(ctx: Context) -> Iterator[None]:
+    """One decision at a time in a project: two reviews applying at once would each write the
+    file as they read it, and one edit would be lost. Waits up to ``LOCK_WAIT`` seconds."""
+    folder = ctx.paths.data_dir
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(folder / LOCK_NAME, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        deadline = time.monotonic() + LOCK_WAIT
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise CortexError(
+                        "another review is deciding a suggestion; try again"
+                    ) from None
+                time.sleep(0.05)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
 
 
 @dataclass(frozen=True)
@@ -84,12 +147,17 @@ def _undecided(suggestion: Suggestion) -> None:
 
 def apply(ctx: Context, ref: str, *, who: str, text: str | None = None) -> Decision:
     """Apply a pending suggestion (``text``: a person's patched version of it)."""
-    suggestion = find(ctx, ref)
+    with _deciding(ctx):
+        return _apply(ctx, find(ctx, ref), who=who, text=text)
+
+
+def _apply(ctx: Context, suggestion: Suggestion, *, who: str, text: str | None) -> Decision:
     _undecided(suggestion)
-    _check_target(suggestion.target)
+    _check_target(ctx, suggestion.target)
     patched = text is not None and text.strip() != suggestion.text.strip()
     final = text.strip() if text is not None and text.strip() else suggestion.text
     after, shown = preview(ctx, suggestion, final)
+    _, ending = _read(ctx, suggestion)
     path = target_path(ctx, suggestion.target)
     now = utc_now()
     backup = None
@@ -101,7 +169,7 @@ def apply(ctx: Context, ref: str, *, who: str, text: str | None = None) -> Decis
         shutil.copy2(path, backup_path)
         backup = str(backup_path)
     existed = path.is_file()
-    write_atomic(path, after)
+    write_atomic(path, after.replace("\n", ending))
     decided = replace(
         suggestion,
         status="modified" if patched else "applied",
@@ -125,10 +193,11 @@ def apply(ctx: Context, ref: str, *, who: str, text: str | None = None) -> Decis
 
 
 def refuse(ctx: Context, ref: str, *, who: str, reason: str = "") -> Decision:
-    suggestion = find(ctx, ref)
-    _undecided(suggestion)
-    now = utc_now()
-    decided = replace(suggestion, status="refused", decided_at=now)
-    entry = AuditEntry(None, now, who, "refuse", suggestion.id, suggestion.target, reason)
-    ctx.writable("project").decide_suggestion(decided, entry)
-    return Decision(decided)
+    with _deciding(ctx):
+        suggestion = find(ctx, ref)
+        _undecided(suggestion)
+        now = utc_now()
+        decided = replace(suggestion, status="refused", decided_at=now)
+        entry = AuditEntry(None, now, who, "refuse", suggestion.id, suggestion.target, reason)
+        ctx.writable("project").decide_suggestion(decided, entry)
+        return Decision(decided)

@@ -8,6 +8,7 @@ import json
 import sqlite3
 from collections.abc import Iterable, Sequence
 
+from cortexmem.errors import CortexError
 from cortexmem.model import Instinct, Observation, Suggestion, utc_now
 from cortexmem.store.protocols import AuditEntry
 from cortexmem.store.sqlite.rows import OBSERVATION_COLUMNS, row_to_observation
@@ -217,12 +218,13 @@ class LearningRooms(Transactions):
 
     def decide_suggestion(self, suggestion: Suggestion, entry: AuditEntry) -> None:
         """Record a person's decision (the suggestion as decided: status, maybe a patched
-        text) and its audit entry, in one transaction."""
+        text) and its audit entry, in one transaction; ``CortexError`` when the suggestion is
+        no longer pending (two reviews decided it at once: the second records nothing)."""
 
         def op(conn: sqlite3.Connection) -> None:
-            conn.execute(
+            claimed = conn.execute(
                 "UPDATE suggestions SET status = ?, text = ?, after = ?, decided_at = ? "
-                "WHERE id = ?",
+                "WHERE id = ? AND status = 'pending'",
                 (
                     suggestion.status,
                     suggestion.text,
@@ -230,7 +232,9 @@ class LearningRooms(Transactions):
                     suggestion.decided_at or utc_now(),
                     suggestion.id,
                 ),
-            )
+            ).rowcount
+            if not claimed:  # decided meanwhile (another review), or gone
+                raise CortexError(f"suggestion {suggestion.id} is no longer pending")
             conn.execute(
                 "INSERT INTO audit_log (at, who, action, suggestion_id, target, diff, backup) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
