@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -306,6 +307,35 @@ def test_a_stale_lock_is_taken_over(tmp_path: Path):
     lock.write_text(dead)
     with briefing_cache.PidLock(str(lock), wait=0.5):
         assert lock.read_text() == str(os.getpid())
+    assert not lock.exists()
+
+
+def test_a_lock_is_never_held_by_two_processes_at_once(tmp_path: Path):
+    """Eight processes race for one lock (as two dreams or two sessions' briefings would): a
+    newcomer must never read the file between its creation and its PID and take it over."""
+    lock, log, go = tmp_path / "dream.lock", tmp_path / "log", tmp_path / "go"
+    script = (
+        "import os, sys, time\n"
+        "from cortexmem.services.briefing_cache import PidLock\n"
+        "while not os.path.exists(sys.argv[3]): time.sleep(0.001)\n"
+        "for _ in range(5):\n"
+        "    try:\n"
+        "        with PidLock(sys.argv[1], wait=0, stale_after=3600):\n"
+        "            with open(sys.argv[2], 'a') as f: f.write('in\\n')\n"
+        "            time.sleep(0.02)\n"
+        "            with open(sys.argv[2], 'a') as f: f.write('out\\n')\n"
+        "    except TimeoutError:\n"
+        "        pass\n"
+    )
+    procs = [
+        subprocess.Popen([sys.executable, "-c", script, str(lock), str(log), str(go)])
+        for _ in range(8)
+    ]
+    time.sleep(1.0)
+    go.touch()
+    assert all(p.wait(timeout=60) == 0 for p in procs)
+    lines = log.read_text().split()
+    assert lines and lines == ["in", "out"] * (len(lines) // 2)  # never two "in" in a row
     assert not lock.exists()
 
 

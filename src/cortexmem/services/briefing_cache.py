@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 import time
+from collections.abc import Iterator
 
 from cortexmem.project.files import write_atomic
 from cortexmem.store.sqlite.token import file_token
@@ -73,6 +74,29 @@ def _alive(pid: int) -> bool:
     return True
 
 
+@contextlib.contextmanager
+def _one_at_a_time(path: str) -> Iterator[bool]:
+    """An ``flock`` on ``path`` for the few microseconds of looking at and creating a lock file
+    (released by the OS if the holder dies): True if this process has it, False if another
+    does now (try again). Where there is no ``fcntl`` (Windows) it is always True and the lock
+    file alone decides, as it did before."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not on POSIX
+        yield True
+        return
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            yield False
+        else:
+            yield True
+    finally:
+        os.close(fd)  # closing releases it
+
+
 class PidLock:
     """An exclusive lock file holding its owner's PID. A lock whose owner is gone, or older
     than ``STALE_AFTER`` seconds, is stale and taken over."""
@@ -89,21 +113,31 @@ class PidLock:
         deadline = time.monotonic() + self.wait
         os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
         while True:
+            with _one_at_a_time(self.path + ".guard") as mine:
+                if mine and self._take():
+                    self.held = True
+                    return self
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{self.path} is held by another process") from None
+            time.sleep(0.01)
+
+    def _take(self) -> bool:
+        """Create the lock file with this PID in it, or take over a stale one. Run by one
+        process at a time: another never reads the file between its creation and its PID
+        (an empty file reads as stale), nor takes over a lock a third has just taken over."""
+        for _ in range(2):
             try:
                 fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
             except FileExistsError:
-                if self._stale():
-                    with contextlib.suppress(FileNotFoundError):
-                        os.unlink(self.path)
-                    continue
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"{self.path} is held by another process") from None
-                time.sleep(0.01)
+                if not self._stale():
+                    return False
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(self.path)
                 continue
             with os.fdopen(fd, "w") as fh:
                 fh.write(str(os.getpid()))
-            self.held = True
-            return self
+            return True
+        return False
 
     def _stale(self) -> bool:
         try:
