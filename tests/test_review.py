@@ -163,6 +163,31 @@ def test_two_reviews_deciding_at_once_apply_once(repo: Path):
         assert len(ctx.require("project").audit_entries()) == 2
 
 
+def test_a_suggestion_carries_no_personal_data_nor_secret():
+    error = "push rejected for alice.smith@example.com; call +1 415 555 0134"
+    draft = Draft(
+        "claude_md", "CLAUDE.md", "Recurring failure: ./deploy.sh",
+        f'- `./deploy.sh` keeps failing with "{error}" (fixed in /home/alice/proj/deploy.sh); '
+        "token ghp_0123456789abcdefghijklmnopqrstuvwxyzAB.", "3x", "test",
+    )  # fmt: skip
+    queued = to_suggestion(draft, "", utc_now())
+    for text in (queued.text, queued.after):
+        assert "alice.smith@" not in text and "555 0134" not in text
+        assert "/home/alice" not in text and "ghp_0123" not in text
+        assert "/home/[user]/proj/deploy.sh" in text
+
+
+def test_applying_what_the_file_already_says_changes_nothing(repo: Path):
+    with Context.for_cwd(repo) as ctx:
+        ref = queue(ctx, DRAFTS["claude_md"])
+        (repo / "CLAUDE.md").write_text("# Project\n\n- Run tests with `uv run pytest`.\n")
+        done = apply(ctx, ref, who="alice")
+        entry = ctx.require("project").audit_entries()[0]
+    assert done.diff == "" and done.backup is None and done.suggestion.status == "applied"
+    assert (repo / "CLAUDE.md").read_text() == "# Project\n\n- Run tests with `uv run pytest`.\n"
+    assert (entry.action, entry.diff) == ("apply", "")
+
+
 def test_a_second_claude_md_rule_joins_the_section():
     before = "# P\n\n## Learned by Cortex\n\n- one\n\n## Other\n\ntext\n"
     after = to_suggestion(DRAFTS["claude_md"], before, utc_now()).after

@@ -155,6 +155,9 @@ def _decide(click_ctx: click.Context, ref: str, yes: bool, as_json: bool, text: 
     if as_json:
         print_json(done.to_dict())
         return
+    if not done.diff:
+        click.echo(f"{done.path} already says it: {done.suggestion.id} recorded, file unchanged.")
+        return
     backup = f" (backup: {done.backup})" if done.backup else ""
     click.echo(f"Applied {done.suggestion.id} to {done.path}{backup}.")
 

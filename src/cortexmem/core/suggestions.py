@@ -28,6 +28,8 @@ from typing import Any, Final
 
 from cortexmem.core.command_form import command_form
 from cortexmem.core.lessons.build import other_causes_each_time
+from cortexmem.core.privacy import strip_personal
+from cortexmem.core.redact import redact
 from cortexmem.model import Event, Instinct, Lesson, Suggestion, new_id
 
 SECTION: Final = "## Learned by Cortex"
@@ -87,23 +89,31 @@ def _body(text: str) -> str:
 
 
 def to_suggestion(draft: Draft, before: str, now: str) -> Suggestion:
-    text = draft.text.strip()[:MAX_TEXT]
+    """A draft as a suggestion for the review queue. What it would write is stripped of
+    secrets and personal data (an address, a phone number, a user's home folder quoted in an
+    error) whatever drafted it: it is meant for a file people share."""
+    text = _shareable(draft.text.strip())[:MAX_TEXT]
+    title = _shareable(draft.title)
     return Suggestion(
         id=new_id("sg"),
         destination=draft.destination,
         target=draft.target,
-        title=draft.title,
+        title=title,
         text=text,
-        rationale=draft.rationale,
+        rationale=_shareable(draft.rationale),
         source=draft.source,
         key=draft_key(draft),
         before=before,
-        after=change(draft.destination, before, text, draft.title),
+        after=change(draft.destination, before, text, title),
         evidence=draft.evidence,
         recurrence=draft.recurrence,
         created_at=now,
         drafted_by=draft.drafted_by,
     )
+
+
+def _shareable(text: str) -> str:
+    return strip_personal(redact(text))
 
 
 def select(drafts: Iterable[Draft], known_keys: set[str], contents: dict[str, str]) -> list[Draft]:

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
-from cortexmem.core.suggestions import change, diff
+from cortexmem.core.suggestions import already_said, change, diff
 from cortexmem.errors import CortexError, NotFound
 from cortexmem.model import Suggestion, utc_now
 from cortexmem.project.files import write_atomic
@@ -157,9 +157,17 @@ def _apply(ctx: Context, suggestion: Suggestion, *, who: str, text: str | None) 
     patched = text is not None and text.strip() != suggestion.text.strip()
     final = text.strip() if text is not None and text.strip() else suggestion.text
     after, shown = preview(ctx, suggestion, final)
-    _, ending = _read(ctx, suggestion)
+    before, ending = _read(ctx, suggestion)
     path = target_path(ctx, suggestion.target)
     now = utc_now()
+    if after == before or already_said(before, final):
+        # The person (or an earlier edit) already wrote it: decided, nothing to write.
+        done = replace(suggestion, status="modified" if patched else "applied", text=final,
+                       after=before, decided_at=now)  # fmt: skip
+        entry = AuditEntry(None, now, who, "patch" if patched else "apply", suggestion.id,
+                           suggestion.target, "", None)  # fmt: skip
+        ctx.writable("project").decide_suggestion(done, entry)
+        return Decision(done, str(path), None, "")
     backup = None
     if path.is_file():
         folder = ctx.paths.data_dir / BACKUP_DIR
