@@ -317,7 +317,10 @@ def test_a_lock_is_never_held_by_two_processes_at_once(tmp_path: Path):
     script = (
         "import os, sys, time\n"
         "from cortexmem.services.briefing_cache import PidLock\n"
-        "while not os.path.exists(sys.argv[3]): time.sleep(0.001)\n"
+        "give_up = time.monotonic() + 30\n"
+        "while not os.path.exists(sys.argv[3]):\n"
+        "    if time.monotonic() > give_up: sys.exit(3)\n"
+        "    time.sleep(0.001)\n"
         "for _ in range(5):\n"
         "    try:\n"
         "        with PidLock(sys.argv[1], wait=0, stale_after=3600):\n"
@@ -331,9 +334,13 @@ def test_a_lock_is_never_held_by_two_processes_at_once(tmp_path: Path):
         subprocess.Popen([sys.executable, "-c", script, str(lock), str(log), str(go)])
         for _ in range(8)
     ]
-    time.sleep(1.0)
-    go.touch()
-    assert all(p.wait(timeout=60) == 0 for p in procs)
+    try:
+        time.sleep(1.0)
+        go.touch()
+        assert all(p.wait(timeout=60) == 0 for p in procs)
+    finally:
+        for p in procs:
+            p.kill()
     lines = log.read_text().split()
     assert lines and lines == ["in", "out"] * (len(lines) // 2)  # never two "in" in a row
     assert not lock.exists()

@@ -142,7 +142,10 @@ def test_two_reviews_deciding_at_once_apply_once(repo: Path):
         "from cortexmem.services.context import Context\n"
         "from cortexmem.services.review import apply\n"
         "from cortexmem.errors import CortexError\n"
-        "while not Path(sys.argv[3]).exists(): time.sleep(0.005)\n"
+        "give_up = time.monotonic() + 30\n"
+        "while not Path(sys.argv[3]).exists():\n"
+        "    if time.monotonic() > give_up: sys.exit(3)\n"
+        "    time.sleep(0.005)\n"
         "with Context.for_cwd(Path(sys.argv[1])) as ctx:\n"
         "    try: apply(ctx, sys.argv[2], who='p'); print('applied')\n"
         "    except CortexError as e: print('refused', e)\n"
@@ -153,9 +156,13 @@ def test_two_reviews_deciding_at_once_apply_once(repo: Path):
                          stdout=subprocess.PIPE, text=True)
         for ref in refs
     ]  # fmt: skip
-    time.sleep(1.0)  # every process imported and waiting
-    go.touch()
-    outputs = sorted(run.communicate(timeout=60)[0].split()[0] for run in runs)
+    try:
+        time.sleep(1.0)  # every process imported and waiting
+        go.touch()
+        outputs = sorted(run.communicate(timeout=60)[0].split()[0] for run in runs)
+    finally:
+        for run in runs:
+            run.kill()
     assert outputs == ["applied", "applied", "refused", "refused"]
     text = (repo / "CLAUDE.md").read_text()
     assert text.count("uv run pytest") == 1 and "Lint with ruff" in text
