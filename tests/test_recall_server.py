@@ -463,6 +463,21 @@ def test_an_idle_server_exits_by_itself(servers: Servers, project: dict):
     assert servers_of(project["root"]) == []
 
 
+@pytest.mark.slow
+def test_a_server_whose_store_is_deleted_exits(servers: Servers, project: dict, ctx: Context):
+    """``git clean -X`` or ``rm`` takes the store away under a running server: SQLite would go
+    on serving (and capturing into) the deleted file."""
+    proc = servers.start()
+    servers.wait_ready(proc)
+    ctx.close()
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(ctx.paths.db) + suffix).unlink(missing_ok=True)
+    assert proc.wait(timeout=10) == 0
+    assert recall_client.ask(project["key"], {"op": "ping"}, 1.0) is None
+    log = ctx.paths.log.read_text()
+    assert "the project store was deleted or replaced" in log
+
+
 def hook(root: Path, prompt: str, session: str = "s-1") -> subprocess.CompletedProcess[str]:
     payload = {
         "session_id": session,
@@ -552,6 +567,22 @@ def test_without_a_server_the_hook_says_nothing_and_starts_one(servers: Servers,
     assert not alive(reply["pid"])
     assert not os.path.exists(recall_client.socket_path(key))
     assert servers_of(project["root"]) == []
+
+
+def test_pretooluse_without_a_server_starts_the_hosts_server(servers: Servers, project: dict):
+    """The host's server takes the turns' ends too; a generic one would leave every Stop to
+    capture in its own process for as long as it runs."""
+    root = project["root"]
+    payload = {"session_id": "s-1", "transcript_path": str(root / "t.jsonl"), "cwd": str(root),
+               "hook_event_name": "PreToolUse", "tool_name": "Edit", "tool_use_id": "t-1",
+               "tool_input": {"file_path": str(root / "app.py"), "old_string": "a",
+                              "new_string": "b"}}  # fmt: skip
+    result = subprocess.run([*HOOK[:-1], "PreToolUse"], input=json.dumps(payload), cwd=root,
+                            capture_output=True, text=True, timeout=30)  # fmt: skip
+    assert result.returncode == 0
+    reply = servers.wait_ready()
+    argv = Path(f"/proc/{reply['pid']}/cmdline").read_bytes().split(b"\0")
+    assert b"cortexmem.hosts.claude_code.serve" in argv
 
 
 # ----------------------------------------------------------------------------- upkeep

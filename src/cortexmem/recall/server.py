@@ -104,6 +104,9 @@ class RecallServer:
         self.captures_due: list[dict[str, str | None]] = []
         self.last_model_look = 0.0
         self.model_thread: threading.Thread | None = None
+        # Each store file as first seen (device, inode): one deleted or replaced since
+        # (``git clean -X``, ``rm``, a restore) must not be served or written any more.
+        self.files: dict[str, tuple[int, int]] = {}
 
     # ------------------------------------------------------------- requests
 
@@ -299,6 +302,26 @@ class RecallServer:
 
         log_line(self.ctx.paths.log, message)
 
+    def _store_replaced(self) -> bool:
+        """Whether a store file this server may hold open was deleted or replaced: SQLite
+        would go on reading and writing the deleted file, and every turn captured into it
+        would be lost."""
+        replaced = False
+        for scope in ("project", "global"):
+            try:
+                st = os.stat(self.ctx.db_path(scope))
+                now: tuple[int, int] | None = (st.st_dev, st.st_ino)
+            except OSError:
+                now = None
+            seen = self.files.get(scope)
+            if seen is None:
+                if now is not None:
+                    self.files[scope] = now
+            elif now != seen:
+                self.log_once(f"recall server: the {scope} store was deleted or replaced; exiting")
+                replaced = True
+        return replaced
+
     def _stores_changed(self) -> bool:
         """Whether a store changed since the last look (one cheap query per store), so an
         idle server does not scan for a backlog when nothing was written."""
@@ -324,6 +347,11 @@ class RecallServer:
             if time.monotonic() - self.last_request > self.idle:
                 break
             if not self.ctx.paths.data_dir.exists():
+                break
+            if self._store_replaced():
+                # what is still handed over goes to the store now at the path, then a fresh
+                # server (the next hook starts one) opens it
+                self.ctx.close()
                 break
             if self._work_due() and not _waiting(sock):
                 if self.captures_due:

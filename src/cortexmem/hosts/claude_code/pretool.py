@@ -68,7 +68,10 @@ def warnings(payload: dict[str, object], wait: float) -> dict[str, object] | Non
     }
     reply = recall_client.ask(paths.project_hash, request, timeout=wait)
     if reply is None:
-        recall_client.start(str(paths.worktree or paths.root))
+        from cortexmem.hosts.claude_code.serve import SERVER_MODULE
+
+        # this host's server, which also takes the turns' ends (a generic one would not)
+        recall_client.start(str(paths.worktree or paths.root), SERVER_MODULE)
         reply = _here(paths, request)
     context = reply.get("context") if reply.get("ok") else None
     if not isinstance(context, str) or not context:
