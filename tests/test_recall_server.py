@@ -453,6 +453,19 @@ def test_the_server_embeds_new_memories_between_requests(
 
 
 @pytest.mark.slow
+def test_a_new_server_loads_the_model_before_the_first_prompt(servers: Servers, project: dict):
+    """The first prompt of a session must not wait for the model to load (the hook would give
+    up on the server): it is loaded while nobody asks, right after the server starts."""
+    proc = servers.start()
+    servers.wait_ready(proc)
+    maps = Path(f"/proc/{proc.pid}/maps")
+    end = time.monotonic() + 15
+    while b"onnxruntime" not in maps.read_bytes() and time.monotonic() < end:
+        time.sleep(0.1)
+    assert b"onnxruntime" in maps.read_bytes()
+
+
+@pytest.mark.slow
 def test_an_idle_server_exits_by_itself(servers: Servers, project: dict):
     proc = servers.start(idle=2)
     servers.wait_ready(proc)
@@ -510,6 +523,13 @@ def test_the_prompt_hook_relays_what_the_server_anticipates(
     assert specific["additionalContext"].startswith(HEADER)
     assert "Webhook deliveries that fail are retried" in specific["additionalContext"]
     assert webhook_id(project) in specific["additionalContext"]
+
+    # A client that connects and says nothing holds the others up for a moment only.
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as silent:
+        silent.connect(recall_client.socket_path(project["key"]))
+        began = time.monotonic()
+        assert servers.ask({"op": "ping"}, timeout=10)["pid"] == proc.pid
+        assert time.monotonic() - began < 2.0
 
     unrelated = hook(project["root"], UNRELATED)
     assert (unrelated.returncode, unrelated.stdout) == (0, "")

@@ -61,6 +61,7 @@ if TYPE_CHECKING:
 
 SYNC_EVERY = 2.0
 ACCEPT_TIMEOUT = 0.5
+READ_TIMEOUT = 0.5
 # Upkeep waits for a pause between requests, but never longer than this.
 UPKEEP_WAIT = 2.0
 MODEL_EVERY = 10.0
@@ -107,6 +108,7 @@ class RecallServer:
         # Each store file as first seen (device, inode): one deleted or replaced since
         # (``git clean -X``, ``rm``, a restore) must not be served or written any more.
         self.files: dict[str, tuple[int, int]] = {}
+        self.warm = False  # the embedding model loaded (``warm_up``)
 
     # ------------------------------------------------------------- requests
 
@@ -170,6 +172,18 @@ class RecallServer:
                 ],
             }
         return {"ok": False, "error": f"unknown op {op!r}"}
+
+    def warm_up(self) -> None:
+        """Load the embedding model while nobody asks, right after the server starts: the first
+        prompt of a session would otherwise wait for the load, past the hook's patience (it
+        would get nothing and start a second server)."""
+        self.warm = True
+        if self.ctx.store("project") is None:
+            return
+        try:
+            self._embedder().query("warm up")
+        except Exception as exc:  # no model here: recall answers by words
+            self.log_once(f"recall server: the embedding model did not load: {exc}")
 
     def _embedder(self) -> Embedder:
         if self.embedder is None:
@@ -362,6 +376,9 @@ class RecallServer:
             try:
                 conn, _ = sock.accept()
             except TimeoutError:
+                if not self.warm:
+                    self.warm_up()
+                    continue
                 self.model_work()
                 if self.upkeep_due or self.upkeep_steps is not None:
                     # nobody asked for half a second: the upkeep, a step at a time while
@@ -477,7 +494,9 @@ class RecallServer:
             thread.join(MODEL_WORK + 60.0)
 
     def _answer(self, conn: socket.socket) -> None:
-        conn.settimeout(5.0)
+        # A client sends its request at once; one that does not (a hook suspended by ^Z) must
+        # not hold up every other session's prompts for long.
+        conn.settimeout(READ_TIMEOUT)
         data = b""
         with contextlib.suppress(OSError):
             while not data.endswith(b"\n") and len(data) < 1 << 20:

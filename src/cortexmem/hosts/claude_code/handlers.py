@@ -97,6 +97,9 @@ def _warm_up(hook: HookInput, paths: ProjectPaths) -> None:
         hook.log("SessionStart: recall server starting", paths.log)
 
 
+PROMPT_SENT = 4_000
+
+
 def _anticipate(hook: HookInput, *, deadline: float) -> dict[str, Any] | None:
     """UserPromptSubmit: the few memories that clearly bear on the prompt, and the lessons a
     request to fix a check calls up, from the recall server; nothing when none clears the bar,
@@ -111,7 +114,9 @@ def _anticipate(hook: HookInput, *, deadline: float) -> dict[str, Any] | None:
         return None
     timeout = max(0.01, deadline - time.monotonic())
     branch, _ = paths.branch_and_commit()  # this worktree's branch, not the main one's
-    request = {"op": "anticipate", "prompt": prompt, "branch": branch,
+    # The server reads the prompt's first 2,000 characters; a pasted megabyte would not even
+    # reach it (its requests stop at 1 MB).
+    request = {"op": "anticipate", "prompt": prompt[:PROMPT_SENT], "branch": branch,
                "session_id": hook.session_id, "deadline": time.time() + timeout}  # fmt: skip
     reply = recall_client.ask(paths.project_hash, request, timeout=timeout)
     if reply is None:
