@@ -605,6 +605,29 @@ def test_pretooluse_without_a_server_starts_the_hosts_server(servers: Servers, p
     assert b"cortexmem.hosts.claude_code.serve" in argv
 
 
+def test_pretooluse_waits_for_a_model_only_where_one_is_configured(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """Without a model the server's warnings come in milliseconds: a server that does not
+    answer (stopped, busy) must not cost every tool call 3.3 s."""
+    from cortexmem import settings
+
+    home, data = tmp_path / "home", tmp_path / "data"
+    home.mkdir()
+    data.mkdir()
+    monkeypatch.setenv("CORTEX_HOME", str(home))
+    monkeypatch.delenv("CORTEX_WARN_WAIT", raising=False)
+    assert settings.warn_wait_without_model(str(data)) == settings.NO_MODEL_WARN_WAIT
+    (data / "ai.yaml").write_text("models:\n  default: claude-cli\n")
+    assert settings.warn_wait_without_model(str(data)) == float("inf")
+    (data / "ai.yaml").unlink()
+    (home / "ai.yaml").write_text("models:\n  default: claude-cli\n")
+    assert settings.warn_wait_without_model(str(data)) == float("inf")
+    (home / "ai.yaml").unlink()
+    monkeypatch.setenv("CORTEX_WARN_WAIT", "2")  # the person's own setting wins
+    assert settings.warn_wait_without_model(str(data)) == float("inf")
+
+
 # ----------------------------------------------------------------------------- upkeep
 
 

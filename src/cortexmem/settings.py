@@ -79,6 +79,23 @@ def runtime_base() -> str | None:
 DEFAULT_WARN_WAIT = 3.3
 
 
+# Without a model configured, the server's warnings come in milliseconds: a server that does
+# not answer in half a second is busy or stopped, and the tool call should not wait 3 s for it.
+NO_MODEL_WARN_WAIT = 0.5
+
+
+def warn_wait_without_model(data_dir: str) -> float:
+    """The most PreToolUse waits when no model may judge relevance: ``NO_MODEL_WARN_WAIT``
+    when no ``ai.yaml`` configures one (the user's or the project's), else no limit beyond
+    ``warn_wait_seconds``; ``$CORTEX_WARN_WAIT`` set by the user always wins."""
+    if _float("CORTEX_WARN_WAIT") is not None:
+        return float("inf")
+    configured = any(
+        os.path.exists(os.path.join(folder, "ai.yaml")) for folder in (cortex_home(), data_dir)
+    )
+    return float("inf") if configured else NO_MODEL_WARN_WAIT
+
+
 def warn_wait_seconds() -> float:
     """How long PreToolUse waits for the recall server's warnings on a mutating call:
     ``$CORTEX_WARN_WAIT`` or 3.3 s (a configured relevance model may take its 3 s; without one

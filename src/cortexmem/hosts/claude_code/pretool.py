@@ -57,6 +57,9 @@ def warnings(payload: dict[str, object], wait: float) -> dict[str, object] | Non
     paths = resolve(project_dir(payload.get("cwd")))
     if not paths.db.is_file():
         return None
+    from cortexmem import settings
+
+    wait = min(wait, settings.warn_wait_without_model(str(paths.data_dir)))
     request = {
         "op": "warn",
         "action": action_fields(tool, tool_input),
