@@ -628,6 +628,19 @@ def test_pretooluse_waits_for_a_model_only_where_one_is_configured(
     assert settings.warn_wait_without_model(str(data)) == float("inf")
 
 
+def test_a_server_that_will_not_start_says_why(repo: Path, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch):  # fmt: skip
+    runtime = tmp_path / "rt"
+    (runtime / "cortex").mkdir(parents=True)
+    (runtime / "cortex").chmod(0o755)  # others may read it: never serve from it
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    (repo / ".cortex").mkdir(exist_ok=True)
+    done = subprocess.run([sys.executable, "-m", "cortexmem.recall.server", "--root", str(repo)],
+                          capture_output=True, text=True, timeout=30)  # fmt: skip
+    assert done.returncode == 1
+    assert "is not a private folder" in (repo / ".cortex" / "cortex.log").read_text()
+
+
 # ----------------------------------------------------------------------------- upkeep
 
 

@@ -62,6 +62,9 @@ if TYPE_CHECKING:
 SYNC_EVERY = 2.0
 ACCEPT_TIMEOUT = 0.5
 READ_TIMEOUT = 0.5
+# Distinct problems logged by one server at most (a client sending garbage in a loop must not
+# fill the log).
+MAX_LOGGED = 100
 # Upkeep waits for a pause between requests, but never longer than this.
 UPKEEP_WAIT = 2.0
 MODEL_EVERY = 10.0
@@ -309,7 +312,7 @@ class RecallServer:
 
     def log_once(self, message: str) -> None:
         """One line in the project's cortex.log per distinct problem (not one every 2 s)."""
-        if message in self.logged:
+        if message in self.logged or len(self.logged) >= MAX_LOGGED:
             return
         self.logged.add(message)
         from cortexmem.project.log import log_line
@@ -538,8 +541,15 @@ def run(
     paths = resolve(root)
     folder = runtime_dir()
     os.makedirs(folder, mode=0o700, exist_ok=True)
-    if not private(folder):
-        return 1  # someone else's folder, or open to others: never serve from it
+    if not private(folder):  # someone else's folder, or open to others: never serve from it
+        from cortexmem.project.log import log_line
+
+        log_line(
+            paths.log,
+            f"recall server: not started: {folder} is not a private folder of this user "
+            "(mode 0700, owned by you); fix it or set XDG_RUNTIME_DIR",
+        )
+        return 1
     path = socket_path(paths.project_hash)
     lock_path = path[: -len(".sock")] + ".lock"
     fd = os.open(lock_path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
