@@ -62,6 +62,7 @@ if TYPE_CHECKING:
 SYNC_EVERY = 2.0
 ACCEPT_TIMEOUT = 0.5
 READ_TIMEOUT = 0.5
+BUSY_WAIT = 5.0
 # Distinct problems logged by one server at most (a client sending garbage in a loop must not
 # fill the log).
 MAX_LOGGED = 100
@@ -86,7 +87,10 @@ class RecallServer:
     ) -> None:
         from cortexmem.services.context import Context
 
-        self.ctx = Context.for_cwd(root)
+        # A store another process keeps busy (a long ingest) holds a write here up to this
+        # long, not SQLite's default 30 s: every session's prompts wait for the server meanwhile.
+        # What a write gave up on is done again (a capture resumes at its cursor).
+        self.ctx = Context.for_cwd(root, timeout=BUSY_WAIT)
         self.idle = idle
         self.last_request = time.monotonic()
         self.last_sync = 0.0
