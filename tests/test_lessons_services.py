@@ -654,6 +654,29 @@ def test_the_recall_server_embeds_lessons_and_warns_by_meaning_too(ctx: Context,
         server.ctx.close()
 
 
+def test_a_warning_asked_for_too_late_is_not_recorded_as_shown(ctx: Context, repo: Path):
+    """The hook stopped waiting and looks the lessons up itself: had the server recorded the
+    warning as shown, the hook's own look-up would hold it back, and nobody would see it."""
+    import time
+
+    from cortexmem.recall.server import RecallServer
+
+    (x,) = stored(ctx, 1)
+    ctx.close()
+    server = RecallServer(repo, idle=60)
+    request = {"op": "warn", "session_id": "late", "tool_use_id": "toolu_1",
+               "action": {"tool": "Bash", "kind": "shell",
+                          "command": "uv run pytest -q src/module0.py"}}  # fmt: skip
+    try:
+        late = server.handle({**request, "deadline": time.time() - 1})
+        assert late["ok"] and late["ids"] == [x.id]
+        assert server.ctx.require("project").warnings_of_session("late") == []
+        assert server.handle({**request, "deadline": time.time() + 5})["ids"] == [x.id]
+        assert len(server.ctx.require("project").warnings_of_session("late")) == 1
+    finally:
+        server.ctx.close()
+
+
 def test_reindex_embeds_lessons_with_the_memories(ctx: Context, repo: Path):
     """Without a recall server, `cortex reindex` (the same sync) makes new lessons findable by
     meaning too."""

@@ -465,6 +465,19 @@ def test_a_new_server_loads_the_model_before_the_first_prompt(servers: Servers, 
     assert b"onnxruntime" in maps.read_bytes()
 
 
+def test_a_server_with_nothing_embedded_loads_no_model(repo: Path, runtime: str):
+    with Context.for_cwd(repo) as ctx:
+        ctx.writable("project")
+        servers = Servers(ctx.paths.project_hash, ctx.paths.root)
+    try:
+        proc = servers.start()
+        servers.wait_ready(proc)
+        time.sleep(2.0)  # the warm-up comes at the first half second nobody asks
+        assert b"onnxruntime" not in Path(f"/proc/{proc.pid}/maps").read_bytes()
+    finally:
+        servers.stop_all()
+
+
 @pytest.mark.slow
 def test_an_idle_server_exits_by_itself(servers: Servers, project: dict):
     proc = servers.start(idle=2)

@@ -153,6 +153,11 @@ class RecallServer:
         if op == "warn":
             from cortexmem.services.warn import serve
 
+            deadline = request.get("deadline")
+            if isinstance(deadline, (int, float)) and time.time() > deadline:
+                # the hook stopped waiting and looks it up itself: a warning recorded as
+                # shown here would be held back there, and never seen
+                request = {**request, "dry_run": True}
             try:
                 return {"ok": True, **serve(self.ctx, request, embedder=self._embedder())}
             except ValueError as exc:  # not an action
@@ -185,10 +190,19 @@ class RecallServer:
         prompt of a session would otherwise wait for the load, past the hook's patience (it
         would get nothing and start a second server)."""
         self.warm = True
-        if self.ctx.store("project") is None:
+        store = self.ctx.store("project")
+        if store is None:
             return
         try:
-            self._embedder().query("warm up")
+            embedder = self._embedder()
+            # the local model only (a remote provider needs no loading and would be paid for a
+            # query nobody asked), and only where there are vectors to search
+            if embedder.route.remote or not (
+                store.embedding_state(embedder.model)[0]
+                or store.episode_embedding_state(embedder.model)[0]
+            ):
+                return
+            embedder.query("warm up")
         except Exception as exc:  # no model here: recall answers by words
             self.log_once(f"recall server: the embedding model did not load: {exc}")
 

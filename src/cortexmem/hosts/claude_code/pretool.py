@@ -57,6 +57,8 @@ def warnings(payload: dict[str, object], wait: float) -> dict[str, object] | Non
     paths = resolve(project_dir(payload.get("cwd")))
     if not paths.db.is_file():
         return None
+    import time
+
     from cortexmem import settings
 
     wait = min(wait, settings.warn_wait_without_model(str(paths.data_dir)))
@@ -68,6 +70,8 @@ def warnings(payload: dict[str, object], wait: float) -> dict[str, object] | Non
         # What failed lately in the session (the spool's own records): a lesson about a file
         # warns at its edit once its failure is back (``core.lessons.score.gate``).
         "failed": failed_commands(payload.get("session_id")),
+        # past it, the server records nothing as shown: this hook looks the lessons up itself
+        "deadline": time.time() + wait,
     }
     reply = recall_client.ask(paths.project_hash, request, timeout=wait)
     if reply is None:
