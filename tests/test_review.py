@@ -195,6 +195,52 @@ def test_applying_what_the_file_already_says_changes_nothing(repo: Path):
     assert (entry.action, entry.diff) == ("apply", "")
 
 
+def test_what_a_file_says_is_matched_by_whole_words_and_settings_by_structure(repo: Path):
+    (repo / "CLAUDE.md").write_text("We use uvicorn because uvicorn is fast.\n")
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.json").write_text(
+        '{"permissions": {"allow": ["Bash(uv run pytest tests/unit:*)"]}}'
+    )
+    with Context.for_cwd(repo) as ctx:
+        use_uv = apply(ctx, queue(ctx, Draft("claude_md", "CLAUDE.md", "uv", "- Use uv.", "3x",
+                                             "t")), who="alice")  # fmt: skip
+        allow = apply(ctx, queue(ctx, DRAFTS["settings_json"]), who="alice")
+    assert use_uv.diff and "- Use uv." in (repo / "CLAUDE.md").read_text()
+    assert (
+        allow.diff and "Bash(uv run pytest:*)" in (repo / ".claude" / "settings.json").read_text()
+    )
+
+
+def test_a_file_of_mixed_line_endings_keeps_the_ending_most_lines_have(repo: Path):
+    # one stray CRLF line does not turn an LF file into a CRLF one
+    (repo / "CLAUDE.md").write_bytes(b"# Project\n\nUse Python 3.11.\nA pasted line\r\nMore.\n")
+    with Context.for_cwd(repo) as ctx:
+        apply(ctx, queue(ctx, DRAFTS["claude_md"]), who="alice")
+    written = (repo / "CLAUDE.md").read_bytes()
+    assert written.startswith(b"# Project\n\nUse Python 3.11.\nA pasted line\nMore.\n")
+    assert b"\r" not in written
+
+
+def test_refusing_without_a_store_leaves_no_cortex_folder(repo: Path):
+    runner = CliRunner()
+    result = runner.invoke(cli, ["-C", str(repo), "review", "refuse", "sg-nope"])
+    assert result.exit_code == 1 and not (repo / ".cortex").exists()
+
+
+def test_a_linked_worktree_whose_claude_folder_is_the_main_checkouts_may_be_edited(
+    repo: Path, tmp_path: Path
+):
+    from conftest import git
+
+    (repo / ".claude").mkdir()
+    linked = tmp_path / "linked"
+    git(repo, "worktree", "add", "-q", str(linked))
+    (linked / ".claude").symlink_to(repo / ".claude", target_is_directory=True)
+    with Context.for_cwd(linked) as ctx:
+        done = apply(ctx, queue(ctx, DRAFTS["settings_json"]), who="alice")
+    assert done.diff and (repo / ".claude" / "settings.json").is_file()
+
+
 def test_a_second_claude_md_rule_joins_the_section():
     before = "# P\n\n## Learned by Cortex\n\n- one\n\n## Other\n\ntext\n"
     after = to_suggestion(DRAFTS["claude_md"], before, utc_now()).after

@@ -78,9 +78,10 @@ def draft_key(draft: Draft) -> str:
 
 
 def already_said(existing: str, text: str) -> bool:
-    """Whether a file already says ``text`` (its words, in order, whatever the markup)."""
+    """Whether a file already says ``text`` (its words, whole and in order, whatever the
+    markup: "use uv" is not said by "because uvicorn")."""
     wanted = _words(_body(text))
-    return bool(wanted) and wanted in _words(existing)
+    return bool(wanted) and f" {wanted} " in f" {_words(existing)} "
 
 
 def _body(text: str) -> str:

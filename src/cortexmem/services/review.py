@@ -80,7 +80,10 @@ def _read(ctx: Context, suggestion: Suggestion) -> tuple[str, str]:
             f"{suggestion.target} is not UTF-8 text: Cortex does not edit it "
             f"(refuse {suggestion.id}, or convert the file and apply again)"
         ) from None
-    ending = "\r\n" if "\r\n" in text else "\n"
+    # The file keeps the line ending most of its lines have (a CRLF file stays CRLF; one
+    # stray CRLF line does not turn an LF file into a CRLF one).
+    crlf = text.count("\r\n")
+    ending = "\r\n" if crlf > text.count("\n") - crlf else "\n"
     return text.replace("\r\n", "\n"), ending
 
 
@@ -90,11 +93,12 @@ def _check_target(ctx: Context, target: str) -> None:
     path = PurePosixPath(target)
     if path.is_absolute() or ".." in path.parts or not path.parts:
         raise CortexError(f"refusing to write outside the project: {target!r}")
-    inside = ctx.paths.data_dir if target.startswith(".cortex/") else (
-        ctx.paths.worktree or ctx.paths.root
-    )  # fmt: skip
+    if target.startswith(".cortex/"):
+        inside = [ctx.paths.data_dir]
+    else:  # this worktree, or the repository's main one (a `.claude` shared by a symlink)
+        inside = [ctx.paths.worktree or ctx.paths.root, ctx.paths.root]
     real = target_path(ctx, target).resolve()
-    if not real.is_relative_to(inside.resolve()):
+    if not any(real.is_relative_to(folder.resolve()) for folder in inside):
         raise CortexError(
             f"refusing to write outside the project: {target} leads to {real} (a symlink)"
         )
@@ -147,6 +151,7 @@ def _undecided(suggestion: Suggestion) -> None:
 
 def apply(ctx: Context, ref: str, *, who: str, text: str | None = None) -> Decision:
     """Apply a pending suggestion (``text``: a person's patched version of it)."""
+    find(ctx, ref)  # no store, no such suggestion: said before any lock is made
     with _deciding(ctx):
         return _apply(ctx, find(ctx, ref), who=who, text=text)
 
@@ -160,7 +165,9 @@ def _apply(ctx: Context, suggestion: Suggestion, *, who: str, text: str | None) 
     before, ending = _read(ctx, suggestion)
     path = target_path(ctx, suggestion.target)
     now = utc_now()
-    if after == before or already_said(before, final):
+    # settings are merged by structure: unchanged JSON is the only "already there"
+    said = suggestion.destination != "settings_json" and already_said(before, final)
+    if after == before or said:
         # The person (or an earlier edit) already wrote it: decided, nothing to write.
         done = replace(suggestion, status="modified" if patched else "applied", text=final,
                        after=before, decided_at=now)  # fmt: skip
@@ -201,6 +208,7 @@ def _apply(ctx: Context, suggestion: Suggestion, *, who: str, text: str | None) 
 
 
 def refuse(ctx: Context, ref: str, *, who: str, reason: str = "") -> Decision:
+    find(ctx, ref)  # no store, no such suggestion: said before any lock is made
     with _deciding(ctx):
         suggestion = find(ctx, ref)
         _undecided(suggestion)
