@@ -665,6 +665,44 @@ def stop_hook(root: Path, transcript: Path) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.slow
+def test_a_turn_the_store_was_too_busy_for_is_captured_once_it_is_free(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    import sqlite3
+
+    from cortexmem.hosts.claude_code.reader import READER
+    from cortexmem.recall import server as recall_server
+
+    monkeypatch.setattr(recall_server, "BUSY_WAIT", 0.2)
+    said = "We decided to keep the billing jobs on Redis streams, not RabbitMQ."
+    transcript = tmp_path / "s-busy.jsonl"
+    transcript.write_text(json.dumps({
+        "type": "user", "sessionId": "s-busy", "timestamp": "2026-01-01T00:00:01.000Z",
+        "message": {"role": "user", "content": said},
+    }) + "\n")  # fmt: skip
+    with Context.for_cwd(repo) as ctx:
+        ctx.writable("project")
+        db = ctx.paths.db
+    server = recall_server.RecallServer(repo, idle=60, reader=READER)
+    holder = sqlite3.connect(db, isolation_level=None)
+    try:
+        holder.execute("BEGIN IMMEDIATE")  # another process writes for a long while
+        turn = {"cwd": str(repo), "label": "Stop", "transcript": str(transcript),
+                "session_id": "s-busy"}  # fmt: skip
+        assert server.handle({"op": "capture", **turn})["ok"]
+        server.capture(limit=1)
+        assert server.captures_due and server.capture_after > time.monotonic()  # kept
+        holder.execute("ROLLBACK")
+        server.capture_after = 0.0
+        server.capture()
+        assert not server.captures_due
+        kept = [m.content for m in server.ctx.require("project").iter_memories()]
+        assert said in kept
+    finally:
+        holder.close()
+        server.ctx.close()
+
+
 def test_stop_hands_the_turn_to_the_hosts_server_which_captures_it(
     servers: Servers, project: dict, tmp_path: Path
 ):

@@ -63,6 +63,8 @@ SYNC_EVERY = 2.0
 ACCEPT_TIMEOUT = 0.5
 READ_TIMEOUT = 0.5
 BUSY_WAIT = 5.0
+CAPTURE_RETRY = 2.0
+CAPTURE_TRIES = 5
 # Distinct problems logged by one server at most (a client sending garbage in a loop must not
 # fill the log).
 MAX_LOGGED = 100
@@ -110,6 +112,10 @@ class RecallServer:
         self.reader = reader
         self.writers = writers
         self.captures_due: list[dict[str, str | None]] = []
+        # A capture the store was too busy for waits ``CAPTURE_RETRY`` and is tried again, up
+        # to ``CAPTURE_TRIES`` times (by the turn's identity).
+        self.capture_tries: dict[int, int] = {}
+        self.capture_after = 0.0
         self.last_model_look = 0.0
         self.model_thread: threading.Thread | None = None
         # Each store file as first seen (device, inode): one deleted or replaced since
@@ -277,7 +283,19 @@ class RecallServer:
                     write_lessons=write.get("lessons"),
                 )
             except Exception as exc:  # keep serving; the next capture reads from the cursor
+                busy = "locked" in str(exc) or "busy" in str(exc)
+                tries = self.capture_tries.get(id(turn), 0) + 1
+                if busy and tries < CAPTURE_TRIES:
+                    # another process holds the store: this turn's end again in a moment (a
+                    # session killed before its next Stop would lose it otherwise)
+                    self.capture_tries[id(turn)] = tries
+                    self.captures_due.append(turn)
+                    self.capture_after = time.monotonic() + CAPTURE_RETRY
+                    continue
+                self.capture_tries.pop(id(turn), None)
                 self.log_once(f"recall server: capture failed: {type(exc).__name__}: {exc}")
+                continue
+            self.capture_tries.pop(id(turn), None)
 
     def _queue_upkeep(self, cwd: str, label: str, added: int) -> bool:
         if not self.upkeep_due:
@@ -389,7 +407,7 @@ class RecallServer:
                 self.ctx.close()
                 break
             if self._work_due() and not _waiting(sock):
-                if self.captures_due:
+                if self.captures_due and time.monotonic() >= self.capture_after:
                     self.capture(limit=1)
                 else:
                     self.upkeep_step()
@@ -425,7 +443,7 @@ class RecallServer:
         """A turn's end to capture, an upkeep under way, or upkeep gathered for
         ``UPKEEP_WAIT``."""
         return (
-            bool(self.captures_due)
+            (bool(self.captures_due) and time.monotonic() >= self.capture_after)
             or self.upkeep_steps is not None
             or (bool(self.upkeep_due) and time.monotonic() - self.upkeep_since > UPKEEP_WAIT)
         )
