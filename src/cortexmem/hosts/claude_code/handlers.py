@@ -27,6 +27,9 @@ STOP_BUDGET = 8.0
 SESSION_END_BUDGET = 1.0
 # The whole UserPromptSubmit hook should stay under 100 ms; Python's start is ~20 of them.
 PROMPT_BUDGET = 0.07
+# What of a prompt goes to the server (it reads the first 2,000 characters; a request stops
+# at 1 MB).
+PROMPT_SENT = 4_000
 # SessionStart waits at most this long for a busy store on a briefing cache miss.
 BRIEFING_TIMEOUT = 2.0
 
@@ -97,9 +100,6 @@ def _warm_up(hook: HookInput, paths: ProjectPaths) -> None:
         hook.log("SessionStart: recall server starting", paths.log)
 
 
-PROMPT_SENT = 4_000
-
-
 def _anticipate(hook: HookInput, *, deadline: float) -> dict[str, Any] | None:
     """UserPromptSubmit: the few memories that clearly bear on the prompt, and the lessons a
     request to fix a check calls up, from the recall server; nothing when none clears the bar,
@@ -114,8 +114,6 @@ def _anticipate(hook: HookInput, *, deadline: float) -> dict[str, Any] | None:
         return None
     timeout = max(0.01, deadline - time.monotonic())
     branch, _ = paths.branch_and_commit()  # this worktree's branch, not the main one's
-    # The server reads the prompt's first 2,000 characters; a pasted megabyte would not even
-    # reach it (its requests stop at 1 MB).
     request = {"op": "anticipate", "prompt": prompt[:PROMPT_SENT], "branch": branch,
                "session_id": hook.session_id, "deadline": time.time() + timeout}  # fmt: skip
     reply = recall_client.ask(paths.project_hash, request, timeout=timeout)
