@@ -669,12 +669,33 @@ def test_a_warning_asked_for_too_late_is_not_recorded_as_shown(ctx: Context, rep
                           "command": "uv run pytest -q src/module0.py"}}  # fmt: skip
     try:
         late = server.handle({**request, "deadline": time.time() - 1})
-        assert late["ok"] and late["ids"] == [x.id]
+        assert late == {"ok": True, "context": "", "ids": []}  # not even looked up
         assert server.ctx.require("project").warnings_of_session("late") == []
         assert server.handle({**request, "deadline": time.time() + 5})["ids"] == [x.id]
         assert len(server.ctx.require("project").warnings_of_session("late")) == 1
     finally:
         server.ctx.close()
+
+
+def test_a_warning_whose_deadline_passes_while_it_is_looked_up_is_not_recorded(ctx: Context):
+    """A relevance model can take its 3 s: a look-up that ends after the asker stopped
+    waiting records nothing (the asker looks the lessons up itself)."""
+    import time
+
+    from cortexmem.services.warn import action_of, warn
+
+    (x,) = stored(ctx, 1)
+    action = action_of({"tool": "Bash", "kind": "shell",
+                        "command": "uv run pytest -q src/module0.py"})  # fmt: skip
+
+    def slow_model(_action, lessons):
+        time.sleep(0.3)
+        return set(range(1, len(lessons) + 1))
+
+    told = warn(ctx, action, session_id="slow", model_filter=slow_model,
+                deadline=time.time() + 0.2)  # fmt: skip
+    assert told.shown == [] and ctx.require("project").warnings_of_session("slow") == []
+    assert warn(ctx, action, session_id="slow").shown[0].id == x.id
 
 
 def test_reindex_embeds_lessons_with_the_memories(ctx: Context, repo: Path):

@@ -667,7 +667,6 @@ def stop_hook(root: Path, transcript: Path) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=30)  # fmt: skip
 
 
-@pytest.mark.slow
 def test_a_turn_the_store_was_too_busy_for_is_captured_once_it_is_free(
     repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
@@ -701,11 +700,20 @@ def test_a_turn_the_store_was_too_busy_for_is_captured_once_it_is_free(
         assert not server.captures_due
         kept = [m.content for m in server.ctx.require("project").iter_memories()]
         assert said in kept
+        # a server on its way out does not keep what it cannot capture: it says so
+        holder.execute("BEGIN IMMEDIATE")
+        transcript.write_text(transcript.read_text() + transcript.read_text().replace(
+            "00:00:01", "00:00:02").replace("Redis streams", "Kafka"))  # fmt: skip
+        server.handle({"op": "capture", **turn, "label": "SessionEnd"})
+        server.capture(exiting=True)
+        assert not server.captures_due
+        assert "capture failed" in (repo / ".cortex" / "cortex.log").read_text()
     finally:
         holder.close()
         server.ctx.close()
 
 
+@pytest.mark.slow
 def test_stop_hands_the_turn_to_the_hosts_server_which_captures_it(
     servers: Servers, project: dict, tmp_path: Path
 ):

@@ -211,6 +211,16 @@ def test_what_a_file_says_is_matched_by_whole_words_and_settings_by_structure(re
     )
 
 
+def test_a_settings_draft_is_held_back_only_when_the_settings_hold_it():
+    ask = Draft("settings_json", ".claude/settings.json", "Ask before git push",
+                '{"permissions": {"ask": ["Bash(git push:*)"]}}', "3x", "t",
+                essence="ask Bash(git push:*)")  # fmt: skip
+    narrower = '{"permissions": {"ask": ["Bash(git push --force:*)"]}}'
+    holding = '{\n "permissions": {"ask": ["Bash(ls)", "Bash(git push:*)"]}\n}'
+    assert select([ask], set(), {".claude/settings.json": narrower}) == [ask]
+    assert select([ask], set(), {".claude/settings.json": holding}) == []
+
+
 def test_a_file_of_mixed_line_endings_keeps_the_ending_most_lines_have(repo: Path):
     # one stray CRLF line does not turn an LF file into a CRLF one
     (repo / "CLAUDE.md").write_bytes(b"# Project\n\nUse Python 3.11.\nA pasted line\r\nMore.\n")

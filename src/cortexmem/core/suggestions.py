@@ -125,7 +125,13 @@ def select(drafts: Iterable[Draft], known_keys: set[str], contents: dict[str, st
     seen = set(known_keys)
     for d in sorted(drafts, key=lambda d: (-d.recurrence, -len(d.evidence), d.title)):
         key = draft_key(d)
-        if key in seen or already_said(contents.get(d.target, ""), d.essence or d.text):
+        existing = contents.get(d.target, "")
+        said = (
+            settings_hold(existing, d.text)
+            if d.destination == "settings_json"
+            else already_said(existing, d.essence or d.text)
+        )
+        if key in seen or said:
             continue
         seen.add(key)
         out.append(d)
@@ -346,6 +352,16 @@ def merge_settings(before: str, fragment: str) -> str:
     if not isinstance(addition, dict):
         raise ValueError("a settings suggestion must be a JSON object")
     return json.dumps(_merge(current, addition), indent=2, ensure_ascii=False) + "\n"
+
+
+def settings_hold(before: str, fragment: str) -> bool:
+    """Whether the settings ``before`` already hold everything ``fragment`` would merge in
+    (compared as JSON, whatever the layout; settings that are not JSON hold nothing)."""
+    try:
+        current: Any = json.loads(before) if before.strip() else {}
+        return isinstance(current, dict) and _merge(current, json.loads(fragment)) == current
+    except ValueError:
+        return False
 
 
 def _merge(base: Any, extra: Any) -> Any:

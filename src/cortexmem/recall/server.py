@@ -64,6 +64,7 @@ ACCEPT_TIMEOUT = 0.5
 READ_TIMEOUT = 0.5
 BUSY_WAIT = 5.0
 CAPTURE_RETRY = 2.0
+RETRY_BUSY_WAIT = 0.25
 CAPTURE_TRIES = 5
 # Distinct problems logged by one server at most (a client sending garbage in a loop must not
 # fill the log).
@@ -161,9 +162,9 @@ class RecallServer:
 
             deadline = request.get("deadline")
             if isinstance(deadline, (int, float)) and time.time() > deadline:
-                # the hook stopped waiting and looks it up itself: a warning recorded as
-                # shown here would be held back there, and never seen
-                request = {**request, "dry_run": True}
+                # the hook stopped waiting and looks it up itself: nothing to record (a warning
+                # recorded here would be held back there) nor to ask a model
+                return {"ok": True, "context": "", "ids": []}
             try:
                 return {"ok": True, **serve(self.ctx, request, embedder=self._embedder())}
             except ValueError as exc:  # not an action
@@ -249,9 +250,12 @@ class RecallServer:
             self.captures_due.append(due)
         return {"ok": True, "queued": len(self.captures_due)}
 
-    def capture(self, limit: int | None = None) -> None:
+    def capture(self, limit: int | None = None, *, exiting: bool = False) -> None:
         """Capture the turns' ends handed over (the first ``limit`` of them: between two, the
-        loop answers the requests waiting); their upkeep is queued, done once for several."""
+        loop answers the requests waiting); their upkeep is queued, done once for several. A
+        turn the store was too busy for is tried again later, on a connection that waits
+        ``RETRY_BUSY_WAIT`` only (the server answers nobody while it waits), unless the server
+        is ``exiting``."""
         from cortexmem.project.log import log_line
         from cortexmem.project.paths import resolve
         from cortexmem.services.context import Context
@@ -261,31 +265,37 @@ class RecallServer:
         due, self.captures_due = self.captures_due[:cut], self.captures_due[cut:]
         for turn in due:
             cwd, label = str(turn["cwd"]), str(turn["label"] or "Stop")
+            retry = id(turn) in self.capture_tries
             try:
                 paths = resolve(Path(cwd))
                 if paths.db != self.ctx.paths.db or self.reader is None:
                     continue  # not this server's project: never its business
-                ctx = Context(paths, timeout=self.ctx.timeout, _open=self.ctx._open)
+                ctx = (
+                    Context(paths, timeout=RETRY_BUSY_WAIT)
+                    if retry
+                    else Context(paths, timeout=self.ctx.timeout, _open=self.ctx._open)
+                )
                 transcript, agent = turn["transcript"], turn["agent_transcript"]
                 write = self.writers(paths) if self.writers is not None else {}
-                after_capture(
-                    ctx,
-                    label=f"{label} (recall server)",
-                    transcript=Path(transcript) if transcript else None,
-                    session_id=turn["session_id"],
-                    agent_transcript=Path(agent) if agent else None,
-                    reader=self.reader,
-                    deadline=time.monotonic() + CAPTURE_BUDGET,
-                    log=functools.partial(log_line, paths.log),
-                    full=True,
-                    hand_off=functools.partial(self._queue_upkeep, cwd, label),
-                    queue_model_work=True,
-                    write_lessons=write.get("lessons"),
-                )
+                with ctx if retry else contextlib.nullcontext(ctx):
+                    after_capture(
+                        ctx,
+                        label=f"{label} (recall server)",
+                        transcript=Path(transcript) if transcript else None,
+                        session_id=turn["session_id"],
+                        agent_transcript=Path(agent) if agent else None,
+                        reader=self.reader,
+                        deadline=time.monotonic() + CAPTURE_BUDGET,
+                        log=functools.partial(log_line, paths.log),
+                        full=True,
+                        hand_off=functools.partial(self._queue_upkeep, cwd, label),
+                        queue_model_work=True,
+                        write_lessons=write.get("lessons"),
+                    )
             except Exception as exc:  # keep serving; the next capture reads from the cursor
                 busy = "locked" in str(exc) or "busy" in str(exc)
                 tries = self.capture_tries.get(id(turn), 0) + 1
-                if busy and tries < CAPTURE_TRIES:
+                if busy and tries < CAPTURE_TRIES and not exiting:
                     # another process holds the store: this turn's end again in a moment (a
                     # session killed before its next Stop would lose it otherwise)
                     self.capture_tries[id(turn)] = tries
@@ -436,7 +446,7 @@ class RecallServer:
             with conn:
                 self._answer(conn)
         if self.captures_due:  # handed over before the server stopped: done, not dropped
-            self.capture()
+            self.capture(exiting=True)
         self.upkeep()
 
     def _work_due(self) -> bool:

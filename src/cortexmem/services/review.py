@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
-from cortexmem.core.suggestions import already_said, change, diff
+from cortexmem.core.suggestions import already_said, change, diff, settings_hold
 from cortexmem.errors import CortexError, NotFound
 from cortexmem.model import Suggestion, utc_now
 from cortexmem.project.files import write_atomic
@@ -165,8 +165,12 @@ def _apply(ctx: Context, suggestion: Suggestion, *, who: str, text: str | None) 
     before, ending = _read(ctx, suggestion)
     path = target_path(ctx, suggestion.target)
     now = utc_now()
-    # settings are merged by structure: unchanged JSON is the only "already there"
-    said = suggestion.destination != "settings_json" and already_said(before, final)
+    # settings are merged by structure: held already when the merge changes no value
+    said = (
+        settings_hold(before, final)
+        if suggestion.destination == "settings_json"
+        else already_said(before, final)
+    )
     if after == before or said:
         # The person (or an earlier edit) already wrote it: decided, nothing to write.
         done = replace(suggestion, status="modified" if patched else "applied", text=final,

@@ -109,9 +109,13 @@ def warn(
     now: datetime | None = None,
     budget: int = BUDGET,
     failed: frozenset[str] | None = None,
+    deadline: float | None = None,
 ) -> WarnResult:
     """The warnings for ``action`` (layers 2 and 3), recorded as shown unless ``dry_run``.
-    ``failed``: the programs that failed earlier in the session (None: not known)."""
+    ``failed``: the programs that failed earlier in the session (None: not known). Past
+    ``deadline`` (wall-clock seconds, less the time a reply takes) nothing is recorded or
+    shown: the asker looks the lessons up itself, and one recorded here would be held back
+    there."""
     now = now or datetime.now(UTC)
     result = WarnResult()
     found = candidates(ctx, action, similarities)
@@ -131,6 +135,8 @@ def warn(
             result.held += [Scored(s.lesson, s.similarity, s.score, "✗ layer 3: not relevant")
                             for s in dropped]  # fmt: skip
             chosen = [s for i, s in enumerate(chosen, 1) if i in keep]
+    if deadline is not None and time.time() > deadline - REPLY_MARGIN:
+        return result
     result.shown = _shown(ctx, [s.lesson for s in chosen], action, session_id, tool_use_id,
                           dry_run)  # fmt: skip
     result.text = warnings_text(result.shown)
@@ -252,6 +258,7 @@ def serve(
     """The recall server's ``warn`` request: layer 2 with meaning when lessons have vectors,
     layer 3 when a model is configured and ``use_model`` (never in a hook's own process)."""
     action = in_project(action_of(request.get("action")), ctx)
+    deadline = request.get("deadline")  # the asker's, in wall-clock seconds
     similarities: dict[str, float] = {}
     store = ctx.store("project")
     # Meaning helps with what an edit writes; a command is matched by its program and the
@@ -274,6 +281,7 @@ def serve(
         dry_run=bool(request.get("dry_run")),
         model_filter=model_filter_for(ctx) if use_model else None,
         failed=failed_programs(request.get("failed")),
+        deadline=float(deadline) if isinstance(deadline, (int, float)) else None,
     )
     return result.to_dict()
 
