@@ -677,6 +677,36 @@ def test_a_warning_asked_for_too_late_is_not_recorded_as_shown(ctx: Context, rep
         server.ctx.close()
 
 
+def test_a_hook_whose_server_did_not_answer_in_time_warns_by_itself(
+    ctx: Context, repo: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """The server's deadline is past once the hook stops waiting: the hook's own look-up is
+    not bound by it (else nobody would warn at all)."""
+    import time
+
+    from cortexmem.hosts.claude_code import pretool
+    from cortexmem.recall import client as recall_client
+
+    (x,) = stored(ctx, 1)
+    ctx.close()
+
+    def too_late(_key, _request, timeout):
+        time.sleep(timeout + 0.05)  # the server was busy past the wait
+        return None
+
+    monkeypatch.setattr(recall_client, "ask", too_late)
+    monkeypatch.setattr(recall_client, "start", lambda *_a, **_k: True)
+    payload = {
+        "tool_name": "Bash",
+        "cwd": str(repo),
+        "session_id": "own",
+        "tool_use_id": "t-1",
+        "tool_input": {"command": "uv run pytest -q src/module0.py"},
+    }
+    told = pretool.warnings(payload, wait=0.1)  # fmt: skip
+    assert told is not None and x.id[-8:] in told["hookSpecificOutput"]["additionalContext"]
+
+
 def test_a_warning_whose_deadline_passes_while_it_is_looked_up_is_not_recorded(ctx: Context):
     """A relevance model can take its 3 s: a look-up that ends after the asker stopped
     waiting records nothing (the asker looks the lessons up itself)."""

@@ -87,9 +87,11 @@ def warnings(payload: dict[str, object], wait: float) -> dict[str, object] | Non
 
 
 def _here(paths: ProjectPaths, request: dict[str, object]) -> dict[str, object]:
-    """Layer 2 in this process, by words only (no server answered)."""
+    """Layer 2 in this process, by words only (no server answered; the deadline was the
+    server's, this look-up is the hook's own)."""
     from cortexmem.services.context import Context
     from cortexmem.services.warn import serve
 
+    own = {k: v for k, v in request.items() if k != "deadline"}
     with Context(paths, timeout=1.0) as ctx:
-        return {"ok": True, **serve(ctx, request, use_model=False)}
+        return {"ok": True, **serve(ctx, own, use_model=False)}
