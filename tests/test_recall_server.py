@@ -478,6 +478,24 @@ def test_a_server_with_nothing_embedded_loads_no_model(repo: Path, runtime: str)
         servers.stop_all()
 
 
+def test_an_injection_counts_what_it_served_while_nobody_asks(project: dict, ctx: Context):
+    """Serving a memory feeds its rank; the count is written between requests, never on the
+    prompt's path (a write there waits for any other writer of the store)."""
+    from cortexmem.recall.server import RecallServer
+
+    ctx.close()
+    server = RecallServer(project["root"], idle=60)
+    try:
+        found = server.handle({"op": "anticipate", "prompt": RELATED})
+        assert webhook_id(project) in found["ids"]
+        store = server.ctx.require("project")
+        assert store.get_memories([webhook_id(project)])[webhook_id(project)].access_count == 0
+        server.flush_access()
+        assert store.get_memories([webhook_id(project)])[webhook_id(project)].access_count == 1
+    finally:
+        server.ctx.close()
+
+
 @pytest.mark.slow
 def test_an_idle_server_exits_by_itself(servers: Servers, project: dict):
     proc = servers.start(idle=2)

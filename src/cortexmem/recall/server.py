@@ -123,6 +123,8 @@ class RecallServer:
         # (``git clean -X``, ``rm``, a restore) must not be served or written any more.
         self.files: dict[str, tuple[int, int]] = {}
         self.warm = False  # the embedding model loaded (``warm_up``)
+        # Memories injections served, to count while nobody asks (``flush_access``).
+        self.access_due: list[tuple[str, list[str], str]] = []
 
     # ------------------------------------------------------------- requests
 
@@ -155,6 +157,7 @@ class RecallServer:
                 self.ctx, prompt, branch=request.get("branch"), embedder=self._embedder(),
                 session_id=session if isinstance(session, str) else None,
                 deadline=float(deadline) if isinstance(deadline, int | float) else None,
+                record=self._note_access,
             )  # fmt: skip
             return {"ok": True, "context": found.text, "ids": found.ids}
         if op == "warn":
@@ -191,6 +194,23 @@ class RecallServer:
                 ],
             }
         return {"ok": False, "error": f"unknown op {op!r}"}
+
+    def _note_access(self, scope: str, ids: list[str], when: str) -> None:
+        """Memories an injection served: counted later, while nobody asks (a write on the
+        request path waits for any other writer of the store)."""
+        if ids:
+            self.access_due.append((scope, ids, when))
+
+    def flush_access(self) -> None:
+        """Count the memories served since the last flush (their rank feeds on it)."""
+        due, self.access_due = self.access_due, []
+        for scope, ids, when in due:
+            try:
+                store = self.ctx.store(scope)  # type: ignore[arg-type]
+                if store is not None:
+                    store.record_access(ids, when)
+            except Exception as exc:  # a count lost is not worth a failed server
+                self.log_once(f"recall server: access counts not written: {exc}")
 
     def warm_up(self) -> None:
         """Load the embedding model while nobody asks, right after the server starts: the first
@@ -428,6 +448,7 @@ class RecallServer:
                 if not self.warm:
                     self.warm_up()
                     continue
+                self.flush_access()
                 self.model_work()
                 if self.upkeep_due or self.upkeep_steps is not None:
                     # nobody asked for half a second: the upkeep, a step at a time while
@@ -445,6 +466,7 @@ class RecallServer:
             self.last_request = time.monotonic()
             with conn:
                 self._answer(conn)
+        self.flush_access()
         if self.captures_due:  # handed over before the server stopped: done, not dropped
             self.capture(exiting=True)
         self.upkeep()

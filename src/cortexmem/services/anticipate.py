@@ -7,6 +7,7 @@ get their recall counter bumped like any recall.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from cortexmem.core.anticipation import (
@@ -36,6 +37,11 @@ class Anticipation:
     similarities: list[float] = field(default_factory=list)
 
 
+# Who records that memories were served: (scope, ids, when). The recall server hands in one
+# that notes them and writes later, while nobody asks; by default they are written at once.
+AccessRecorder = Callable[[str, list[str], str], None]
+
+
 def anticipate(
     ctx: Context,
     prompt: str,
@@ -44,13 +50,14 @@ def anticipate(
     embedder: QueryEmbedder,
     session_id: str | None = None,
     deadline: float | None = None,
+    record: AccessRecorder | None = None,
 ) -> Anticipation:
     """What bears on ``prompt``: the memories that clear the bar, then the failure lessons it
     calls up (a request to fix a check that failed before: ``services.warn.warn_for_prompt``,
     recorded as shown in ``session_id``). Past ``deadline`` (wall-clock seconds: the hook that
     asked has stopped waiting) no lesson is looked up: one recorded as shown but never seen
     would be held back for the rest of the session."""
-    found = _memories(ctx, prompt, branch=branch, embedder=embedder)
+    found = _memories(ctx, prompt, branch=branch, embedder=embedder, record=record)
     if deadline is not None and time.time() > deadline:
         return found
     try:
@@ -64,7 +71,12 @@ def anticipate(
 
 
 def _memories(
-    ctx: Context, prompt: str, *, branch: str | None, embedder: QueryEmbedder
+    ctx: Context,
+    prompt: str,
+    *,
+    branch: str | None,
+    embedder: QueryEmbedder,
+    record: AccessRecorder | None = None,
 ) -> Anticipation:
     if not worth_asking(prompt):
         return Anticipation()
@@ -95,7 +107,10 @@ def _memories(
             for p in shown
             if (scope, p.memory.id) in similarity and p.memory.id not in said
         ]
-        store.record_access(ids, when)
+        if record is not None:
+            record(scope, ids, when)
+        else:
+            store.record_access(ids, when)
     return Anticipation(text, [p.memory.id for p in shown], [p.similarity for p in shown])
 
 
