@@ -84,6 +84,14 @@ def already_said(existing: str, text: str) -> bool:
     return bool(wanted) and f" {wanted} " in f" {_words(existing)} "
 
 
+def holds(destination: str, existing: str, text: str) -> bool:
+    """Whether the file ``existing`` already holds ``text``: settings by their structure (the
+    merge would change no value), any other file by its words (``already_said``)."""
+    if destination == "settings_json":
+        return settings_hold(existing, text)
+    return already_said(existing, text)
+
+
 def _body(text: str) -> str:
     """The words that matter: a bullet without its dash, a JSON fragment's values."""
     return text.strip().lstrip("-* ").strip()
@@ -125,13 +133,8 @@ def select(drafts: Iterable[Draft], known_keys: set[str], contents: dict[str, st
     seen = set(known_keys)
     for d in sorted(drafts, key=lambda d: (-d.recurrence, -len(d.evidence), d.title)):
         key = draft_key(d)
-        existing = contents.get(d.target, "")
-        said = (
-            settings_hold(existing, d.text)
-            if d.destination == "settings_json"
-            else already_said(existing, d.essence or d.text)
-        )
-        if key in seen or said:
+        text = d.text if d.destination == "settings_json" else d.essence or d.text
+        if key in seen or holds(d.destination, contents.get(d.target, ""), text):
             continue
         seen.add(key)
         out.append(d)

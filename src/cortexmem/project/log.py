@@ -55,3 +55,14 @@ def log_line(path: Path, message: str, tag: str | None = None) -> None:
             fh.write(f"{stamp}{f' [{tag}]' if tag else ''} {text}\n")
     except Exception:
         pass
+
+
+def log_tail(path: Path, size: int = 4096) -> str:
+    """The last ``size`` bytes of the log ("" when there is none): what was said lately, so a
+    process that fails the same way at every try says it once."""
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(max(0, handle.seek(0, os.SEEK_END) - size))
+            return handle.read().decode("utf-8", "replace")
+    except OSError:
+        return ""

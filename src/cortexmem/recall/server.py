@@ -595,16 +595,6 @@ def _waiting(sock: socket.socket) -> bool:
     return bool(readable)
 
 
-def _log_tail(path: Path, size: int = 4096) -> str:
-    """The end of the project's log (empty when there is none)."""
-    try:
-        with open(path, "rb") as handle:
-            handle.seek(max(0, handle.seek(0, os.SEEK_END) - size))
-            return handle.read().decode("utf-8", "replace")
-    except OSError:
-        return ""
-
-
 def run(
     root: Path,
     idle: float = IDLE_SECONDS,
@@ -620,13 +610,13 @@ def run(
     folder = runtime_dir()
     os.makedirs(folder, mode=0o700, exist_ok=True)
     if not private(folder):  # someone else's folder, or open to others: never serve from it
-        from cortexmem.project.log import log_line
+        from cortexmem.project.log import log_line, log_tail
 
         why = (
             f"recall server: not started: {folder} is not a private folder of this user "
             "(mode 0700, owned by you); fix it or set XDG_RUNTIME_DIR"
         )
-        if why not in _log_tail(paths.log):  # every hook tries again: said once, not each time
+        if why not in log_tail(paths.log):  # every hook tries again: said once, not each time
             log_line(paths.log, why)
         return 1
     path = socket_path(paths.project_hash)

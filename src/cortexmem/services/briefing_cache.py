@@ -18,9 +18,9 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Iterator
 
 from cortexmem.project.files import write_atomic
+from cortexmem.project.locks import flocked
 from cortexmem.store.sqlite.token import file_token
 
 LOCK_NAME = "briefing.lock"
@@ -74,29 +74,6 @@ def _alive(pid: int) -> bool:
     return True
 
 
-@contextlib.contextmanager
-def _one_at_a_time(path: str) -> Iterator[bool]:
-    """An ``flock`` on ``path`` for the few microseconds of looking at and creating a lock file
-    (released by the OS if the holder dies): True if this process has it, False if another
-    does now (try again). Where there is no ``fcntl`` (Windows) it is always True and the lock
-    file alone decides, as it did before."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not on POSIX
-        yield True
-        return
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            yield False
-        else:
-            yield True
-    finally:
-        os.close(fd)  # closing releases it
-
-
 class PidLock:
     """An exclusive lock file holding its owner's PID. A lock whose owner is gone, or older
     than ``STALE_AFTER`` seconds, is stale and taken over."""
@@ -113,7 +90,8 @@ class PidLock:
         deadline = time.monotonic() + self.wait
         os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
         while True:
-            with _one_at_a_time(self.path + ".guard") as mine:
+            # looking at and creating the lock file is one process at a time
+            with flocked(self.path + ".guard") as mine:
                 if mine and self._take():
                     self.held = True
                     return self

@@ -137,15 +137,11 @@ def ingest(
     if on_start is not None:
         on_start(len(sessions))
     result = IngestResult()
-    # one context per project (two folders of a repository share its store), and what its
-    # store served when this ingest first reached it
-    contexts: dict[Path, Context] = {}
-    roots: dict[Path, Path] = {}
-    before: dict[Path, int | None] = {}
+    projects = _Projects()
     try:
         for path, info in sessions:
             try:
-                outcome = _ingest_one(path, info, reader, into, (contexts, roots, before), result)
+                outcome = _ingest_one(path, info, reader, into, projects, result)
             except (StoreCorrupt, SchemaTooNew, StoreReadOnly, DiskFull):
                 raise  # the store itself refuses: every other file would fail the same way
             except Exception as exc:  # one file never stops the others (nor a traceback)
@@ -158,16 +154,37 @@ def ingest(
                 result.skipped.append(outcome)
             if on_progress is not None:
                 on_progress(path, outcome)
-        for root, ctx in contexts.items():
+        for root, ctx in projects.contexts.items():
             totals = result.projects.get(str(root))
-            was, now = before.get(root), _active(ctx)
+            was, now = projects.before.get(root), _active(ctx)
             if totals is not None and was is not None and now is not None:
                 totals["memories_active_before"] = was
                 totals["memories_active"] = now
     finally:
-        for ctx in contexts.values():
+        for ctx in projects.contexts.values():
             ctx.close()
     return result
+
+
+@dataclass
+class _Projects:
+    """The projects an ingest reached: one context each (two folders of a repository share its
+    store), by its root, and what each store served when the ingest first reached it."""
+
+    contexts: dict[Path, Context] = field(default_factory=dict)
+    roots: dict[Path, Path] = field(default_factory=dict)  # a folder -> its project's root
+    before: dict[Path, int | None] = field(default_factory=dict)
+
+    def context_for(self, folder: Path) -> Context:
+        if folder not in self.roots:
+            found = Context.for_cwd(folder)
+            self.roots[folder] = found.paths.root
+            if found.paths.root in self.contexts:  # another folder of a project already open
+                found.close()
+            else:
+                self.contexts[found.paths.root] = found
+                self.before[found.paths.root] = _active(found)
+        return self.contexts[self.roots[folder]]
 
 
 def _active(ctx: Context) -> int | None:
@@ -187,7 +204,7 @@ def _ingest_one(
     info: SessionInfo | None,
     reader: TranscriptReader,
     into: Path | None,
-    opened: tuple[dict[Path, Context], dict[Path, Path], dict[Path, int | None]],
+    projects: _Projects,
     result: IngestResult,
 ) -> CaptureReport | Skipped:
     if not path.is_file():
@@ -212,17 +229,7 @@ def _ingest_one(
             skipped = Skipped(str(path), f"its project folder {folder} is gone (use --into DIR)")
             result.skipped.append(skipped)
             return skipped
-    contexts, roots, before = opened
-    key = folder.resolve()
-    if key not in roots:
-        found = Context.for_cwd(key)
-        roots[key] = found.paths.root
-        if found.paths.root in contexts:  # another folder of a project already open
-            found.close()
-        else:
-            contexts[found.paths.root] = found
-            before[found.paths.root] = _active(found)
-    ctx = contexts[roots[key]]
+    ctx = projects.context_for(folder.resolve())
     report = capture_session(ctx, path, reader=reader, session_id=info.session_id, live=False)
     result.sessions += 1
     result.add(str(ctx.paths.root), report)

@@ -17,8 +17,6 @@
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import os
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,6 +33,7 @@ from cortexmem.ai import (
 )
 from cortexmem.core.budget import DAY, Call, Usage, usage, verdict
 from cortexmem.model import format_time
+from cortexmem.project.locks import flocked
 from cortexmem.services.context import Context
 
 LOCK_NAME = "ai.lock"
@@ -111,18 +110,13 @@ def worker_lock(data_dir: Path) -> Iterator[None]:
     """Hold this project's model-worker lock, or raise ``NotAllowed("busy")`` at once when
     another process (or thread) holds it. Released when the block ends or the holder dies."""
     data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = os.open(data_dir / LOCK_NAME, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
+    with flocked(data_dir / LOCK_NAME) as held:
+        if not held:
             raise NotAllowed(
                 "another Cortex worker is already working with the model for this project",
                 "busy",
-            ) from None
+            )
         yield
-    finally:
-        os.close(fd)  # closing releases the lock
 
 
 def status(ctx: Context) -> dict[str, Any]:

@@ -12,18 +12,16 @@ This is the only path by which Cortex edits a file outside ``.cortex/`` and
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import os
 import shutil
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
-from cortexmem.core.suggestions import already_said, change, diff, settings_hold
+from cortexmem.core.suggestions import change, diff, holds
 from cortexmem.errors import CortexError, NotFound
 from cortexmem.model import Suggestion, utc_now
 from cortexmem.project.files import write_atomic
+from cortexmem.project.locks import flocked
 from cortexmem.services.context import Context
 from cortexmem.services.suggest import target_path
 from cortexmem.store.protocols import AuditEntry
@@ -55,8 +53,13 @@ def pending(ctx: Context, limit: int = 1000) -> list[Suggestion]:
 def preview(ctx: Context, suggestion: Suggestion, text: str | None = None) -> tuple[str, str]:
     """(the file's content after the change, the diff) against the file as it is now."""
     before, _ = _read(ctx, suggestion)
+    return _changed(suggestion, before, text or suggestion.text)
+
+
+def _changed(suggestion: Suggestion, before: str, text: str) -> tuple[str, str]:
+    """(the file's content after ``text`` goes into ``before``, the diff)."""
     try:
-        after = change(suggestion.destination, before, text or suggestion.text, suggestion.title)
+        after = change(suggestion.destination, before, text, suggestion.title)
     except ValueError as exc:  # settings that are not JSON, a fragment that is not an object
         raise CortexError(f"cannot apply {suggestion.id} to {suggestion.target}: {exc}") from None
     return after, diff(before, after, suggestion.target)
@@ -110,22 +113,10 @@ def _deciding(ctx: Context) -> Iterator[None]:
     file as they read it, and one edit would be lost. Waits up to ``LOCK_WAIT`` seconds."""
     folder = ctx.paths.data_dir
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = os.open(folder / LOCK_NAME, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-    try:
-        deadline = time.monotonic() + LOCK_WAIT
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise CortexError(
-                        "another review is deciding a suggestion; try again"
-                    ) from None
-                time.sleep(0.05)
+    with flocked(folder / LOCK_NAME, wait=LOCK_WAIT) as held:
+        if not held:
+            raise CortexError("another review is deciding a suggestion; try again")
         yield
-    finally:
-        os.close(fd)  # closing releases the lock
 
 
 @dataclass(frozen=True)
@@ -161,17 +152,11 @@ def _apply(ctx: Context, suggestion: Suggestion, *, who: str, text: str | None) 
     _check_target(ctx, suggestion.target)
     patched = text is not None and text.strip() != suggestion.text.strip()
     final = text.strip() if text is not None and text.strip() else suggestion.text
-    after, shown = preview(ctx, suggestion, final)
     before, ending = _read(ctx, suggestion)
+    after, shown = _changed(suggestion, before, final)
     path = target_path(ctx, suggestion.target)
     now = utc_now()
-    # settings are merged by structure: held already when the merge changes no value
-    said = (
-        settings_hold(before, final)
-        if suggestion.destination == "settings_json"
-        else already_said(before, final)
-    )
-    if after == before or said:
+    if after == before or holds(suggestion.destination, before, final):
         # The person (or an earlier edit) already wrote it: decided, nothing to write.
         done = replace(suggestion, status="modified" if patched else "applied", text=final,
                        after=before, decided_at=now)  # fmt: skip
