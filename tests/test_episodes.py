@@ -191,10 +191,13 @@ def test_a_subagents_write_is_kept_from_its_input_even_across_a_pass(store, tmp_
     assert "`bd`" in written.text and secret not in written.text
 
 
-def shown(i: int, call: int, text: str) -> str:
-    """A tool's result as the host shows it (a Read: numbered lines)."""
-    content = [{"type": "tool_result", "tool_use_id": f"t{call}", "content": text}]
-    return record(i, "", "user", cwd="/home/dev/app",
+def shown(i: int, call: int, text: str, result: dict | None = None, error: bool = False) -> str:
+    """A tool's result as the host shows it (a Read: numbered lines), with the host's own
+    record of it (``toolUseResult``) when given."""
+    content = [{"type": "tool_result", "tool_use_id": f"t{call}", "content": text,
+                "is_error": error}]  # fmt: skip
+    extra = {"toolUseResult": result} if result is not None else {}
+    return record(i, "", "user", cwd="/home/dev/app", **extra,
                   message={"role": "user", "content": content})  # fmt: skip
 
 
@@ -255,6 +258,66 @@ def test_a_secret_in_a_document_read_never_survives_the_cut(store, tmp_path: Pat
     capture.capture_transcript(store, t, reader=READER, session_id="sess-ep")
     kept = " ".join(e.text for e in store.iter_episodes() if e.role == "read")
     assert kept and "ghp_" not in kept  # not even its first characters
+
+
+def ran(i: int, call: int, stdout: str, error: bool = False) -> str:
+    """A shell call's result as Claude Code records it: the output as the block's content and
+    in ``toolUseResult``."""
+    return shown(i, call, stdout, {"stdout": stdout, "stderr": "", "interrupted": False}, error)
+
+
+def test_what_a_command_that_acted_printed_is_kept_under_it_even_across_a_pass(
+    store, tmp_path: Path
+):
+    """An install's warning, the version a tool reported, what a push did: kept under the
+    command, redacted, as far as one chunk. What a look at the files printed (``ls``,
+    ``git log``), a failing call (a ``tool_error``), a refused one and silence are not."""
+    secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    warning = (
+        "Packages: +12\n Ignored build scripts: esbuild.\n"
+        ' Run "pnpm approve-builds" to pick which dependencies should be allowed to run scripts.'
+    )
+    log = "x" * 5_000
+    lines = [
+        tool_use(1, "Bash", {"command": "pnpm install"}),
+        ran(2, 1, warning),
+        tool_use(3, "Bash", {"command": "ls -la src"}),
+        ran(4, 3, "main.py\nutil.py"),
+        tool_use(5, "Bash", {"command": "git log --oneline -3"}),
+        ran(6, 5, "abc123 Add the recorder"),
+        tool_use(7, "Bash", {"command": "git push origin main"}),
+        ran(8, 7, f"remote: token {secret}\nPushing entire/checkpoints/v1\n" + log),
+        tool_use(9, "Bash", {"command": "make build"}),
+        ran(10, 9, "make: *** No rule to make target 'build'", error=True),
+        tool_use(11, "Bash", {"command": "touch notes.txt"}),
+        ran(12, 11, ""),
+    ]
+    t = tmp_path / "s.jsonl"
+    write(t, lines[:1])  # the call in one pass, its output in the next
+    capture.capture_transcript(store, t, reader=READER, session_id="sess-ep")
+    write(t, lines)
+    capture.capture_transcript(store, t, reader=READER, session_id="sess-ep")
+    kept = {e.text.split("\n", 1)[0]: e.text for e in store.iter_episodes() if e.role == "ran"}
+    assert sorted(kept) == ["$ git push origin main", "$ pnpm install"]
+    assert kept["$ pnpm install"] == f"$ pnpm install\n{warning}"
+    pushed = kept["$ git push origin main"]
+    assert "Pushing entire/checkpoints/v1" in pushed and secret not in pushed
+    assert len(pushed) <= MAX_CHUNK
+    failed = [e.text for e in store.iter_episodes() if e.role == "tool_error"]
+    assert len(failed) == 1 and "No rule to make target" in failed[0]
+    hits = store.search_episodes("pnpm install printed a warning", 5)
+    assert hits and hits[0][1].role == "ran" and "approve-builds" in hits[0][1].text
+
+
+def test_a_command_refused_keeps_nothing_of_what_it_would_have_printed(store, tmp_path: Path):
+    refusal = {"type": "tool_result", "tool_use_id": "t1", "is_error": True,
+               "content": "The user doesn't want to proceed with this tool use."}  # fmt: skip
+    t = tmp_path / "s.jsonl"
+    write(t, [tool_use(1, "Bash", {"command": "rm -rf build"}),
+              record(2, "", "user", cwd="/home/dev/app",
+                     message={"role": "user", "content": [refusal]})])  # fmt: skip
+    capture.capture_transcript(store, t, reader=READER, session_id="sess-ep")
+    assert not [e for e in store.iter_episodes() if e.role in ("ran", "tool_error")]
 
 
 # ----------------------------------------------------------------- capture

@@ -96,6 +96,11 @@ def test_languages_come_from_suffixes_then_programs():
         ("uv run pytest -q", False),
         ("npm install", False),
         ("", False),
+        # PowerShell (a Windows session): its reading cmdlets, whatever their case
+        ("Get-ChildItem -Recurse src | Select-String TODO", True),
+        ("get-content README.md > $null", True),
+        ("Remove-Item -Recurse build", False),
+        ("Get-Content a.txt | Set-Content b.txt", False),
     ],
 )
 def test_layer_1_skips_a_shell_command_only_when_every_part_is_read_only(

@@ -124,6 +124,12 @@ SEED_ROWS = {
         "INSERT INTO document_listings (document, decision, listed_at) VALUES "
         "('/repo/status.md', 'Keep SQLite in WAL mode', '2025-01-01T00:00:00.000000Z')",
     ],
+    18: [
+        "INSERT INTO episodes (id, role, text, session_id, transcript_path, line, chunk, "
+        "branch, created_at, content_hash) VALUES ('ep-old-4', 'ran', '$ pnpm install\n"
+        "Ignored build scripts: esbuild. Run pnpm approve-builds', 's-1', '/t/s-1.jsonl', 9, 0, "
+        "'main', '2025-01-01T00:00:00.000000Z', 'eh4')",
+    ],
 }
 
 
@@ -182,8 +188,10 @@ def test_migrate_from_every_earlier_version(tmp_path: Path, start: int):
             assert [e.id for e in store.iter_events()] == ["ev-old-1"]
         if start >= 3:
             assert [o.tool_use_id for o in store.iter_observations()] == ["toolu_old"]
-        if start >= 12:  # and by 0016
+        if start >= 12:  # and by 0016, 0018
             assert {e.role for e in store.iter_episodes()} >= {"user", "written"}
+        if start >= 18:
+            assert "ran" in {e.role for e in store.iter_episodes()}
         if start >= 11:  # the episodes table rebuilt by 0012 keeps its rows and their links
             assert [e.id for e in store.episodes_of_memory("m-old-1")] == ["ep-old-1"]
             found = store.search_episodes("what did we pick", 5)

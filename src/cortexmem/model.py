@@ -468,7 +468,7 @@ class Event:
 
 
 EPISODE_ROLES: Final = (
-    "user", "assistant", "summary", "subagent", "tool_error", "plan", "written", "read",
+    "user", "assistant", "summary", "subagent", "tool_error", "plan", "written", "read", "ran",
 )  # fmt: skip
 
 
@@ -477,7 +477,9 @@ class Episode:
     """One chunk of what was said in a session, kept searchable as it was said (redacted).
 
     ``role`` is who said it: the person (``user``), the assistant, a compaction summary, a
-    subagent's report, or the text of a failing tool call (``tool_error``). ``chunk`` numbers
+    subagent's report, the text of a failing tool call (``tool_error``), a proposed ``plan``,
+    what was ``written`` into a file, a document ``read``, or what a command that acted
+    printed (``ran``). ``chunk`` numbers
     the pieces of one long message. Provenance says where it was read: the session, the
     transcript file and line, the branch and the time the message was written.
     """

@@ -6,10 +6,12 @@ recognised is still found by recall. Pure functions over host-neutral entries: a
 episodes of each one. What is kept: the person's prompts, the assistant's text, compaction
 summaries, subagents' reports, the text of failing tool calls, the plans the assistant proposed
 (``plan``) and what it wrote into files (``written``: a new file's content, an edit's new text,
-under the file's path; a document or the code that answers "where is X done") and the
+under the file's path; a document or the code that answers "where is X done"), the
 documents of the project it read (``read``: a status or hand-over note as it was then, under
-its path). What is not:
-tool-call-only turns, thinking, empty text, what the host wrote without anyone speaking
+its path) and what a shell command that acted printed (``ran``: an install's warning, the
+version a tool reported, what a push did, under the command). What is not:
+tool-call-only turns, thinking, empty text, what a look at the files printed (``ls``, ``cat``,
+``git log``: the repository holds it), what the host wrote without anyone speaking
 (command output wrappers, caveats, injected reminders) and a message repeated in the same
 session.
 
@@ -23,6 +25,7 @@ import re
 from typing import Any, Final
 
 from cortexmem.core.extraction.prose import injected, is_host_text
+from cortexmem.core.readonly_shell import is_read_only_command
 from cortexmem.core.redact import redact
 from cortexmem.core.session import PLAIN, Dialect, Entry
 from cortexmem.core.text import (
@@ -52,6 +55,11 @@ MAX_WRITTEN: Final = 6_000
 # end, past a 6,000-character head). Code is the repository's; only documents count
 # (``core.text.is_document``). The same text read again in a session is stored once.
 MAX_READ: Final = 20_000
+# What a command printed is kept as far as one chunk: its head says what happened (a warning,
+# a version, the branch a push made); a long build or test log is the tool's, not knowledge.
+# Commands that only look (``core.readonly_shell``) are left out: measured on the continuity
+# questions, their listings and counts crowded answers out of recall's top five.
+MAX_RAN: Final = MAX_CHUNK
 _PARAGRAPH: Final = re.compile(r"\n\s*\n")
 _SENTENCE: Final = re.compile(r"(?<=[.!?:;])\s+")
 _BLANKS: Final = re.compile(r"\n{3,}")
@@ -139,6 +147,8 @@ class EpisodeCollector:
         self.writes: dict[str, tuple[str, str]] = {}
         # Reads of documents awaiting their result: call id -> the document's path.
         self.reads: dict[str, str] = {}
+        # Shell commands that act, awaiting their output: call id -> the command.
+        self.commands: dict[str, str] = {}
         # The folder the session started in: a written file's path stays relative to it while
         # the shell is in a sub-folder (``core.text.base_folder``).
         self.home: str | None = home
@@ -153,6 +163,10 @@ class EpisodeCollector:
                 for k, (path, text) in list(self.writes.items())[-MAX_PENDING_WRITES:]
             ],
             "reads": [[k, path] for k, path in list(self.reads.items())[-MAX_PENDING_WRITES:]],
+            "commands": [
+                [k, redact(command)]
+                for k, command in list(self.commands.items())[-MAX_PENDING_WRITES:]
+            ],
             "home": self.home,
         }
 
@@ -171,6 +185,13 @@ class EpisodeCollector:
                 str(r[0]): str(r[1])
                 for r in reads[-MAX_PENDING_WRITES:]
                 if isinstance(r, list) and len(r) == 2
+            }
+        commands = state.get("commands")
+        if isinstance(commands, list):
+            self.commands = {
+                str(c[0]): str(c[1])
+                for c in commands[-MAX_PENDING_WRITES:]
+                if isinstance(c, list) and len(c) == 2
             }
         writes = state.get("writes")
         if isinstance(writes, list):
@@ -211,6 +232,15 @@ class EpisodeCollector:
                     self.reads[block.tool_use_id] = block.call.path
                     while len(self.reads) > MAX_PENDING_WRITES:
                         del self.reads[next(iter(self.reads))]
+                elif (
+                    block.call.kind == "shell"
+                    and block.tool_use_id
+                    and block.call.command.strip()
+                    and not is_read_only_command(block.call.command)
+                ):
+                    self.commands[block.tool_use_id] = block.call.command[: MAX_RAN + REDACT_MARGIN]
+                    while len(self.commands) > MAX_PENDING_WRITES:
+                        del self.commands[next(iter(self.commands))]
                 elif block.call.written.strip() and block.tool_use_id:
                     # kept until its result says whether it was written (bounded)
                     self.writes[block.tool_use_id] = (
@@ -229,8 +259,11 @@ class EpisodeCollector:
                     out += self._episodes(entry, failing, "tool_error", redacted=True)
                 asked = self.writes.pop(outcome.call_id or "", None)
                 document = self.reads.pop(outcome.call_id or "", None)
+                command = self.commands.pop(outcome.call_id or "", None)
                 if outcome.is_error:
                     continue
+                if command is not None and not outcome.refused:
+                    out += self._ran(entry, command, outcome.output or outcome.text)
                 if document is not None:
                     out += self._read(entry, document, outcome.text)
                 if outcome.written.strip():
@@ -256,6 +289,15 @@ class EpisodeCollector:
         path = relative_path(path, base_folder(self.home, entry.cwd))
         text = f"{path}:\n{written}" if path else written
         return self._episodes(entry, clip_redacted(text, MAX_WRITTEN), "written", redacted=True)
+
+    def _ran(self, entry: Entry, command: str, printed: str) -> list[Episode]:
+        """What a command that acted printed, under the command, as far as ``MAX_RAN``;
+        nothing when it printed nothing."""
+        printed = printed.strip()
+        if not printed:
+            return []
+        text = clip_redacted(f"$ {command.strip()}\n{printed}", MAX_RAN)
+        return self._episodes(entry, text, "ran", redacted=True)
 
     def _read(self, entry: Entry, path: str, shown: str) -> list[Episode]:
         """A document of the project as it was read, under its path, as far as ``MAX_READ``

@@ -1,13 +1,14 @@
 """Layer 1 of the warnings: calls that cannot change anything skip the lesson lookup, for free.
 
-A rule table, not code: read-only tools by name, and read-only shell programs (with the
-subcommands that keep some of them read-only, ``git log`` but not ``git push``). A shell
-command is read-only only when every part of its chain (``&&``, ``||``, ``;``, ``|``) is, and
-it redirects nothing into a file. This runs in the PreToolUse hook before anything else is
-imported, so it imports nothing at all (not even ``re`` or ``typing``).
+A rule table, not code: Claude Code's read-only tools by name, and its shell tools' commands
+judged by the host-neutral table of read-only programs (``core.readonly_shell``). This runs in
+the PreToolUse hook before anything else is imported, so it imports nothing else at all (not
+even ``re`` or ``typing``).
 """
 
 from __future__ import annotations
+
+from cortexmem.core.readonly_shell import is_read_only_command
 
 READ_ONLY_TOOLS = frozenset(
     {
@@ -17,87 +18,7 @@ READ_ONLY_TOOLS = frozenset(
         "EnterPlanMode", "Skill", "SlashCommand",
     }
 )  # fmt: skip
-READ_ONLY_PROGRAMS = frozenset(
-    {
-        "ls", "cat", "head", "tail", "less", "more", "wc", "grep", "rg", "ag", "find", "fd",
-        "tree", "pwd", "echo", "printf", "which", "whereis", "type", "file", "stat", "du",
-        "df", "date", "whoami", "id", "uname", "env", "printenv", "diff", "cmp", "sort",
-        "uniq", "cut", "tr", "column", "jq", "yq", "realpath", "dirname", "basename",
-        "readlink", "true", "false", "test", "[", "nl", "od", "hexdump", "xxd", "strings",
-        "md5sum", "sha256sum", "sha1sum", "ps", "top", "free", "uptime", "hostname", "sleep",
-        "awk", "history", "man", "tldr", "lsof", "netstat", "ss", "cd", "exit",
-    }
-)  # fmt: skip
-# Programs read-only only with these first arguments.
-READ_ONLY_SUBCOMMANDS = {
-    "git": frozenset(
-        {"log", "status", "diff", "show", "branch", "blame", "rev-parse", "ls-files",
-         "ls-tree", "describe", "remote", "shortlog", "grep", "reflog", "cat-file", "config",
-         "worktree", "tag"}
-    ),
-    "docker": frozenset({"ps", "images", "logs", "inspect", "version", "info"}),
-    "kubectl": frozenset({"get", "describe", "logs", "version", "explain"}),
-    "npm": frozenset({"ls", "list", "view", "outdated", "--version", "-v"}),
-    "pip": frozenset({"list", "show", "freeze", "--version"}),
-    "cargo": frozenset({"tree", "metadata", "--version"}),
-    "go": frozenset({"list", "env", "version", "doc"}),
-    "gh": frozenset({"pr", "issue", "run", "repo", "api"}),  # their views and lists, mostly
-    "sed": frozenset({"-n"}),
-    "python": frozenset({"--version", "-V"}),
-    "python3": frozenset({"--version", "-V"}),
-    "node": frozenset({"--version", "-v"}),
-}  # fmt: skip
-CHAIN = ("&&", "||", ";", "|", "\n")
-# Flags that make a reading program write (``find -delete``, ``sed -i``).
-WRITING_FLAGS = frozenset({"-delete", "-exec", "-execdir", "-i", "--in-place", "-w"})
-WRITING_PROGRAMS = frozenset({"tee"})
 SHELL_TOOLS = frozenset({"Bash", "PowerShell"})
-_NAME = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
-
-
-def _assignment(word: str) -> bool:
-    name, eq, _ = word.partition("=")
-    return bool(eq and name and set(name) <= _NAME and not name[0].isdigit())
-
-
-def writes_a_file(command: str) -> bool:
-    """Whether the command redirects output into a file (``> x``, ``>> x``, ``2>x``; not
-    ``2>&1`` or ``> /dev/null``) or pipes it through ``tee``."""
-    words = command.split()
-    for i, word in enumerate(words):
-        if word in WRITING_PROGRAMS:
-            return True
-        if ">" not in word:
-            continue
-        target = word.rsplit(">", 1)[1] or (words[i + 1] if i + 1 < len(words) else "")
-        if not target.startswith("&") and target != "/dev/null":
-            return True
-    return False
-
-
-def _part_is_read_only(part: str) -> bool:
-    words = [w for w in part.split() if not _assignment(w)]
-    if not words:
-        return True
-    if WRITING_FLAGS.intersection(words):
-        return False
-    name = words[0].rsplit("/", 1)[-1]
-    if name in READ_ONLY_PROGRAMS:
-        return True
-    allowed = READ_ONLY_SUBCOMMANDS.get(name)
-    if allowed is None or len(words) < 2:
-        return False
-    sub = next((w for w in words[1:] if not w.startswith("-")), words[1])
-    return words[1] in allowed or sub in allowed
-
-
-def is_read_only_command(command: str) -> bool:
-    """Whether every part of a shell command's chain is read-only (and nothing is written)."""
-    if not command.strip() or "$(" in command or "`" in command or writes_a_file(command):
-        return False
-    for separator in CHAIN:
-        command = command.replace(separator, "\0")
-    return all(_part_is_read_only(part) for part in command.split("\0"))
 
 
 def is_read_only(tool: str, tool_input: object) -> bool:
