@@ -4,16 +4,16 @@ Extraction distils memories; episodes keep the words themselves, so a fact no ex
 recognised is still found by recall. Pure functions over host-neutral entries: an
 ``EpisodeCollector`` is fed entries in transcript order (like the extractor) and returns the
 episodes of each one. What is kept: the person's prompts, the assistant's text, compaction
-summaries, subagents' reports, the text of failing tool calls, the plans the assistant proposed
-(``plan``) and what it wrote into files (``written``: a new file's content, an edit's new text,
-under the file's path; a document or the code that answers "where is X done"), the
-documents of the project it read (``read``: a status or hand-over note as it was then, under
-its path) and what a shell command that acted printed (``ran``: an install's warning, the
-version a tool reported, what a push did, under the command). What is not:
-tool-call-only turns, thinking, empty text, what a look at the files printed (``ls``, ``cat``,
-``git log``: the repository holds it), what the host wrote without anyone speaking
-(command output wrappers, caveats, injected reminders) and a message repeated in the same
-session.
+summaries, subagents' reports, the text of failing tool calls (a command's under the command,
+as a terminal shows it), the plans the assistant proposed (``plan``), what it wrote into files
+(``written``: a new file's content, an edit's new text, under the file's path; a document or
+the code that answers "where is X done"), the documents of the project it read (``read``: a
+status or hand-over note as it was then, under its path) and what a shell command that acted
+printed (``ran``: an install's warning, the version a tool reported, what a push did, under the
+command). What is not: tool-call-only turns, thinking, empty text, what a look at the files
+printed (``ls``, ``cat``, ``git log``: the repository holds it), what the host wrote without
+anyone speaking (command output wrappers, caveats, injected reminders) and a message repeated
+in the same session.
 
 Secrets are redacted before the text is cut, so a secret that would straddle two chunks is gone
 before any cut is made.
@@ -147,7 +147,7 @@ class EpisodeCollector:
         self.writes: dict[str, tuple[str, str]] = {}
         # Reads of documents awaiting their result: call id -> the document's path.
         self.reads: dict[str, str] = {}
-        # Shell commands that act, awaiting their output: call id -> the command.
+        # Shell commands awaiting their output: call id -> the command.
         self.commands: dict[str, str] = {}
         # The folder the session started in: a written file's path stays relative to it while
         # the shell is in a sub-folder (``core.text.base_folder``).
@@ -233,10 +233,7 @@ class EpisodeCollector:
                     while len(self.reads) > MAX_PENDING_WRITES:
                         del self.reads[next(iter(self.reads))]
                 elif (
-                    block.call.kind == "shell"
-                    and block.tool_use_id
-                    and block.call.command.strip()
-                    and not is_read_only_command(block.call.command)
+                    block.call.kind == "shell" and block.tool_use_id and block.call.command.strip()
                 ):
                     self.commands[block.tool_use_id] = block.call.command[: MAX_RAN + REDACT_MARGIN]
                     while len(self.commands) > MAX_PENDING_WRITES:
@@ -255,7 +252,11 @@ class EpisodeCollector:
                     del self.subagent_calls[outcome.call_id]
                     out += self._episodes(entry, outcome.text, "subagent")
                 elif outcome.is_error and not outcome.refused:
-                    failing = clip_redacted(outcome.output or outcome.text, MAX_TOOL_ERROR)
+                    failing = outcome.output or outcome.text
+                    command = self.commands.get(outcome.call_id or "")
+                    if command:  # under the command that failed, as a terminal shows it
+                        failing = f"$ {command.strip()}\n{failing}"
+                    failing = clip_redacted(failing, MAX_TOOL_ERROR)
                     out += self._episodes(entry, failing, "tool_error", redacted=True)
                 asked = self.writes.pop(outcome.call_id or "", None)
                 document = self.reads.pop(outcome.call_id or "", None)
@@ -292,9 +293,9 @@ class EpisodeCollector:
 
     def _ran(self, entry: Entry, command: str, printed: str) -> list[Episode]:
         """What a command that acted printed, under the command, as far as ``MAX_RAN``;
-        nothing when it printed nothing."""
+        nothing when it printed nothing or only looked at the files."""
         printed = printed.strip()
-        if not printed:
+        if not printed or is_read_only_command(command):
             return []
         text = clip_redacted(f"$ {command.strip()}\n{printed}", MAX_RAN)
         return self._episodes(entry, text, "ran", redacted=True)
