@@ -478,20 +478,25 @@ def test_a_server_with_nothing_embedded_loads_no_model(repo: Path, runtime: str)
         servers.stop_all()
 
 
-def test_an_injection_counts_what_it_served_while_nobody_asks(project: dict, ctx: Context):
+def test_an_injection_or_a_recall_counts_what_it_served_while_nobody_asks(
+    project: dict, ctx: Context
+):
     """Serving a memory feeds its rank; the count is written between requests, never on the
-    prompt's path (a write there waits for any other writer of the store)."""
+    request's path (a write there waits for any other writer of the store)."""
     from cortexmem.recall.server import RecallServer
 
     ctx.close()
     server = RecallServer(project["root"], idle=60)
+    wanted = webhook_id(project)
     try:
         found = server.handle({"op": "anticipate", "prompt": RELATED})
-        assert webhook_id(project) in found["ids"]
+        assert wanted in found["ids"]
+        recalled = server.handle({"op": "recall", "query": RELATED})
+        assert wanted in [r["memory"]["id"] for r in recalled["results"]]
         store = server.ctx.require("project")
-        assert store.get_memories([webhook_id(project)])[webhook_id(project)].access_count == 0
+        assert store.get_memories([wanted])[wanted].access_count == 0
         server.flush_access()
-        assert store.get_memories([webhook_id(project)])[webhook_id(project)].access_count == 1
+        assert store.get_memories([wanted])[wanted].access_count == 2
     finally:
         server.ctx.close()
 

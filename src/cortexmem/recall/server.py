@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cortexmem import settings
+from cortexmem.model import utc_now
 from cortexmem.recall.client import IDLE_SECONDS, private, runtime_dir, socket_path
 
 if TYPE_CHECKING:
@@ -123,7 +124,7 @@ class RecallServer:
         # (``git clean -X``, ``rm``, a restore) must not be served or written any more.
         self.files: dict[str, tuple[int, int]] = {}
         self.warm = False  # the embedding model loaded (``warm_up``)
-        # Memories injections served, to count while nobody asks (``flush_access``).
+        # Memories injections and recalls served, to count while nobody asks (``flush_access``).
         self.access_due: list[tuple[str, list[str], str]] = []
 
     # ------------------------------------------------------------- requests
@@ -185,7 +186,14 @@ class RecallServer:
                 branch=request.get("branch"),
                 alpha=request.get("alpha"),
                 embedder=self._embedder(),
+                count_access=False,  # counted while nobody asks, like an injection's
             )
+            when = utc_now()
+            for scope in {r.scope for r in results}:
+                self._note_access(
+                    scope, [r.memory.id for r in results if r.scope == scope and r.episode is None],
+                    when,
+                )  # fmt: skip
             return {
                 "ok": True,
                 "results": [
@@ -196,8 +204,8 @@ class RecallServer:
         return {"ok": False, "error": f"unknown op {op!r}"}
 
     def _note_access(self, scope: str, ids: list[str], when: str) -> None:
-        """Memories an injection served: counted later, while nobody asks (a write on the
-        request path waits for any other writer of the store)."""
+        """Memories an injection or a recall served: counted later, while nobody asks (a write
+        on the request path waits for any other writer of the store)."""
         if ids:
             self.access_due.append((scope, ids, when))
 
