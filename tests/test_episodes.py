@@ -20,6 +20,7 @@ from cortexmem.services.context import Context
 from cortexmem.services.embedding import Embedder, sync, sync_context
 from cortexmem.services.memories import remember
 from cortexmem.services.recall import recall
+from cortexmem.store.sqlite.store import SQLiteStore
 
 from conftest import SHARED_DATA
 
@@ -308,6 +309,62 @@ def test_what_a_command_that_acted_printed_is_kept_under_it_even_across_a_pass(
     assert failed == ["$ make build\nmake: *** No rule to make target 'build'"]
     hits = store.search_episodes("pnpm install printed a warning", 5)
     assert hits and hits[0][1].role == "ran" and "approve-builds" in hits[0][1].text
+
+
+def test_a_long_command_leaves_room_for_what_it_printed(store, tmp_path: Path):
+    """A 2,000-character heredoc is kept as far as its head: the warning, the error are what
+    the episode is for."""
+    script = "python3 - <<'EOF'\n" + "print('step')  # a line of the script\n" * 60 + "EOF"
+    lines = [
+        tool_use(1, "Bash", {"command": "pip install requests && " + script}),
+        ran(2, 1, "Successfully installed requests-2.32.3 but urllib3 2.0 is incompatible"),
+        tool_use(3, "Bash", {"command": script}),
+        ran(4, 3, "ModuleNotFoundError: No module named 'yaml'", error=True),
+    ]
+    t = tmp_path / "s.jsonl"
+    write(t, lines)
+    capture.capture_transcript(store, t, reader=READER, session_id="sess-ep")
+    kept = {e.role: e.text for e in store.iter_episodes()}
+    assert "urllib3 2.0 is incompatible" in kept["ran"]
+    assert "No module named 'yaml'" in kept["tool_error"]
+    assert kept["ran"].startswith("$ pip install requests && python3 - <<'EOF'\nprint")
+    assert len(kept["ran"]) <= MAX_CHUNK
+
+
+def test_a_secret_in_a_long_command_never_reaches_the_saved_state(store, tmp_path: Path):
+    """A call waiting for its output is saved with the cursor: its command is redacted before
+    it is cut, so a token the cut would split is not kept by half."""
+    secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    for at in (290, 3_170):  # the token across the head's cut, and far past it
+        command = "cat > .env <<'EOF'\n" + "#" * (at - 24) + "\nEOF\necho " + secret
+        t = tmp_path / f"s{at}.jsonl"
+        write(t, [tool_use(1, "Bash", {"command": command + " | gh auth login --with-token"})])
+        capture.capture_transcript(store, t, reader=READER, session_id=f"sess-{at}")
+        saved = store.get_cursor(str(t.resolve()))
+        assert saved is not None and secret[:12] not in saved.state
+
+
+def test_a_command_read_whole_or_in_two_passes_gives_the_same_episodes(tmp_path: Path):
+    """Whether a command only looks, and the head it is kept under, are settled when the call
+    is seen: a pass boundary before its output changes nothing, even when redacting swallows
+    the rest of the command (a private key's first line)."""
+    command = "printf '%s\\n' '-----BEGIN OPENSSH PRIVATE KEY-----' > k && ssh-keygen -y -f k"
+    lines = [
+        tool_use(1, "Bash", {"command": command}),
+        ran(2, 1, 'Load key "k": invalid format'),
+        tool_use(3, "Bash", {"command": "npm install"}),
+        ran(4, 3, "added 12 packages; 1 moderate severity vulnerability"),
+    ]
+    kept = {}
+    for way, cuts in (("whole", [4]), ("pieces", [1, 3, 4])):
+        t = tmp_path / f"{way}.jsonl"
+        with SQLiteStore.open(tmp_path / f"{way}.db") as store:
+            for cut in cuts:
+                write(t, lines[:cut])
+                capture.capture_transcript(store, t, reader=READER, session_id="sess-ep")
+            kept[way] = [e.text for e in store.iter_episodes()]
+    assert kept["whole"] == kept["pieces"] and len(kept["whole"]) == 2
+    assert "PRIVATE KEY-----" not in " ".join(kept["whole"])
 
 
 def test_a_command_refused_keeps_nothing_of_what_it_would_have_printed(store, tmp_path: Path):

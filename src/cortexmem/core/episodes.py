@@ -60,6 +60,9 @@ MAX_READ: Final = 20_000
 # Commands that only look (``core.readonly_shell``) are left out: measured on the continuity
 # questions, their listings and counts crowded answers out of recall's top five.
 MAX_RAN: Final = MAX_CHUNK
+# The command an output is kept under, as far as its head: a 2,000-character heredoc would
+# otherwise crowd the output (the error, the warning) out of the chunk.
+MAX_COMMAND: Final = 300
 _PARAGRAPH: Final = re.compile(r"\n\s*\n")
 _SENTENCE: Final = re.compile(r"(?<=[.!?:;])\s+")
 _BLANKS: Final = re.compile(r"\n{3,}")
@@ -147,8 +150,10 @@ class EpisodeCollector:
         self.writes: dict[str, tuple[str, str]] = {}
         # Reads of documents awaiting their result: call id -> the document's path.
         self.reads: dict[str, str] = {}
-        # Shell commands awaiting their output: call id -> the command.
-        self.commands: dict[str, str] = {}
+        # Shell commands awaiting their output: call id -> (the command's head, redacted;
+        # whether it only looks at the files). Both settled when the call is seen, so a pass
+        # boundary between the call and its output changes nothing.
+        self.commands: dict[str, tuple[str, bool]] = {}
         # The folder the session started in: a written file's path stays relative to it while
         # the shell is in a sub-folder (``core.text.base_folder``).
         self.home: str | None = home
@@ -164,8 +169,8 @@ class EpisodeCollector:
             ],
             "reads": [[k, path] for k, path in list(self.reads.items())[-MAX_PENDING_WRITES:]],
             "commands": [
-                [k, redact(command)]
-                for k, command in list(self.commands.items())[-MAX_PENDING_WRITES:]
+                [k, head, looks]
+                for k, (head, looks) in list(self.commands.items())[-MAX_PENDING_WRITES:]
             ],
             "home": self.home,
         }
@@ -189,9 +194,9 @@ class EpisodeCollector:
         commands = state.get("commands")
         if isinstance(commands, list):
             self.commands = {
-                str(c[0]): str(c[1])
+                str(c[0]): (str(c[1]), bool(c[2]))
                 for c in commands[-MAX_PENDING_WRITES:]
-                if isinstance(c, list) and len(c) == 2
+                if isinstance(c, list) and len(c) == 3
             }
         writes = state.get("writes")
         if isinstance(writes, list):
@@ -235,7 +240,10 @@ class EpisodeCollector:
                 elif (
                     block.call.kind == "shell" and block.tool_use_id and block.call.command.strip()
                 ):
-                    self.commands[block.tool_use_id] = block.call.command[: MAX_RAN + REDACT_MARGIN]
+                    self.commands[block.tool_use_id] = (
+                        clip_redacted(block.call.command, MAX_COMMAND),
+                        is_read_only_command(block.call.command),
+                    )
                     while len(self.commands) > MAX_PENDING_WRITES:
                         del self.commands[next(iter(self.commands))]
                 elif block.call.written.strip() and block.tool_use_id:
@@ -252,19 +260,18 @@ class EpisodeCollector:
                     del self.subagent_calls[outcome.call_id]
                     out += self._episodes(entry, outcome.text, "subagent")
                 elif outcome.is_error and not outcome.refused:
-                    failing = outcome.output or outcome.text
-                    command = self.commands.get(outcome.call_id or "")
-                    if command:  # under the command that failed, as a terminal shows it
-                        failing = f"$ {command.strip()}\n{failing}"
-                    failing = clip_redacted(failing, MAX_TOOL_ERROR)
+                    failing = clip_redacted(outcome.output or outcome.text, MAX_TOOL_ERROR)
+                    called = self.commands.get(outcome.call_id or "")
+                    if called:  # under the command that failed, as a terminal shows it
+                        failing = f"$ {called[0]}\n{failing}"
                     out += self._episodes(entry, failing, "tool_error", redacted=True)
                 asked = self.writes.pop(outcome.call_id or "", None)
                 document = self.reads.pop(outcome.call_id or "", None)
                 command = self.commands.pop(outcome.call_id or "", None)
                 if outcome.is_error:
                     continue
-                if command is not None and not outcome.refused:
-                    out += self._ran(entry, command, outcome.output or outcome.text)
+                if command is not None and not outcome.refused and not command[1]:
+                    out += self._ran(entry, command[0], outcome.output or outcome.text)
                 if document is not None:
                     out += self._read(entry, document, outcome.text)
                 if outcome.written.strip():
@@ -291,14 +298,13 @@ class EpisodeCollector:
         text = f"{path}:\n{written}" if path else written
         return self._episodes(entry, clip_redacted(text, MAX_WRITTEN), "written", redacted=True)
 
-    def _ran(self, entry: Entry, command: str, printed: str) -> list[Episode]:
-        """What a command that acted printed, under the command, as far as ``MAX_RAN``;
-        nothing when it printed nothing or only looked at the files."""
-        printed = printed.strip()
-        if not printed or is_read_only_command(command):
+    def _ran(self, entry: Entry, head: str, printed: str) -> list[Episode]:
+        """What a command that acted printed, under the command's head (``MAX_COMMAND``,
+        redacted), as far as ``MAX_RAN``; nothing when it printed nothing."""
+        printed = clip_redacted(printed, MAX_RAN - len(head) - 3)
+        if not printed:
             return []
-        text = clip_redacted(f"$ {command.strip()}\n{printed}", MAX_RAN)
-        return self._episodes(entry, text, "ran", redacted=True)
+        return self._episodes(entry, f"$ {head}\n{printed}", "ran", redacted=True)
 
     def _read(self, entry: Entry, path: str, shown: str) -> list[Episode]:
         """A document of the project as it was read, under its path, as far as ``MAX_READ``

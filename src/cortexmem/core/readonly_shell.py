@@ -1,8 +1,12 @@
 """Shell commands that cannot change anything: a rule table, not code.
 
 Read-only shell programs, and the subcommands that keep some of them read-only (``git log``
-but not ``git push``). A command is read-only only when every part of its chain (``&&``,
-``||``, ``;``, ``|``) is, and it redirects nothing into a file. Two readers: the PreToolUse
+but not ``git push``; ``git branch`` but not ``git branch -D x``), less the flags and operands
+that make a reading program write or run something (``sed -i``, ``sort -o``, ``find -exec``,
+``env X=1 cmd``). A command is read-only only when every part of its chain (``&&``, ``||``,
+``;``, ``|``) is, it redirects nothing into a file and it runs no command inside another
+(``$(…)``, ``<(…)``, a PowerShell script block). When in doubt, a command is not read-only: the
+cost is a look-up, where the other mistake costs a warning not shown. Two readers: the PreToolUse
 hook skips the lesson look-up for such a call (``hosts.claude_code.readonly``), and the episodes
 keep what a command that acted printed, not what a look at the files printed
 (``core.episodes``). Imports nothing at all (not even ``re`` or ``typing``): the hook reads it
@@ -13,22 +17,24 @@ from __future__ import annotations
 
 READ_ONLY_PROGRAMS = frozenset(
     {
-        "ls", "cat", "head", "tail", "less", "more", "wc", "grep", "rg", "ag", "find", "fd",
-        "tree", "pwd", "echo", "printf", "which", "whereis", "type", "file", "stat", "du",
+        "ls", "dir", "cat", "head", "tail", "less", "more", "wc", "grep", "rg", "ag", "find",
+        "fd", "tree", "pwd", "echo", "printf", "which", "whereis", "type", "file", "stat", "du",
         "df", "date", "whoami", "id", "uname", "env", "printenv", "diff", "cmp", "sort",
         "uniq", "cut", "tr", "column", "jq", "yq", "realpath", "dirname", "basename",
         "readlink", "true", "false", "test", "[", "nl", "od", "hexdump", "xxd", "strings",
         "md5sum", "sha256sum", "sha1sum", "ps", "top", "free", "uptime", "hostname", "sleep",
-        "awk", "history", "man", "tldr", "lsof", "netstat", "ss", "cd", "exit",
+        "history", "man", "tldr", "lsof", "netstat", "ss", "cd", "exit",
     }
 )  # fmt: skip
-# PowerShell's reading cmdlets and their aliases (PowerShell ignores case: compared in lower case).
+# PowerShell's reading cmdlets, by their Verb-Noun names only (PowerShell ignores case: compared
+# in lower case). Not their short aliases: ``gc`` and ``gl`` are git aliases in many POSIX
+# shells (commit, pull), ``sls`` is the Serverless Framework (deploy, remove).
 POWERSHELL_READS = frozenset(
     {
         "get-childitem", "get-content", "get-item", "get-location", "get-command",
         "get-process", "select-string", "test-path", "resolve-path", "measure-object",
         "select-object", "where-object", "sort-object", "format-table", "format-list",
-        "write-output", "write-host", "gci", "gc", "gi", "gl", "sls", "dir",
+        "write-output", "write-host",
     }
 )  # fmt: skip
 # Programs read-only only with these first arguments.
@@ -44,15 +50,63 @@ READ_ONLY_SUBCOMMANDS = {
     "pip": frozenset({"list", "show", "freeze", "--version"}),
     "cargo": frozenset({"tree", "metadata", "--version"}),
     "go": frozenset({"list", "env", "version", "doc"}),
-    "gh": frozenset({"pr", "issue", "run", "repo", "api"}),  # their views and lists, mostly
+    "gh": frozenset({"pr", "issue", "run", "repo", "release"}),  # with a viewing verb (below)
     "sed": frozenset({"-n"}),
     "python": frozenset({"--version", "-V"}),
     "python3": frozenset({"--version", "-V"}),
     "node": frozenset({"--version", "-v"}),
 }  # fmt: skip
+_VIEWS = frozenset({"view", "list", "status", "diff", "checks", "watch"})
+_BRANCH_WRITES = frozenset(
+    {"-d", "-D", "-m", "-M", "-c", "-C", "-f", "-u", "--delete", "--move", "--copy", "--force",
+     "--set-upstream-to", "--unset-upstream", "--edit-description", "--track", "--no-track"}
+)  # fmt: skip
+_TAG_WRITES = frozenset({"-d", "--delete", "-a", "--annotate", "-s", "--sign", "-f", "--force",
+                         "-m", "-F", "-u"})  # fmt: skip
+_CONFIG_READS = frozenset({"--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list", "-l"})
+_CONFIG_WRITES = frozenset({"--unset", "--unset-all", "--add", "--replace-all", "--rename-section",
+                            "--remove-section", "-e", "--edit"})  # fmt: skip
+
+
+def _names(rest: list[str]) -> set[str]:
+    return {w.split("=", 1)[0] for w in rest}
+
+
+# What may follow a subcommand for it to stay read-only (``git branch`` lists, ``git branch
+# -D x`` deletes, ``git branch x`` creates; ``gh pr view`` reads, ``gh pr merge`` merges).
+FURTHER = {
+    ("git", "branch"): lambda rest: all(w.startswith("-") for w in rest)
+    and not _names(rest) & _BRANCH_WRITES,
+    ("git", "tag"): lambda rest: not rest
+    or (bool({"-l", "--list"} & set(rest)) and not _names(rest) & _TAG_WRITES),
+    ("git", "remote"): lambda rest: not rest or rest[0] in ("-v", "--verbose", "show", "get-url"),
+    ("git", "worktree"): lambda rest: rest[:1] == ["list"],
+    ("git", "config"): lambda rest: bool(_names(rest) & _CONFIG_READS)
+    and not _names(rest) & _CONFIG_WRITES,
+    **{("gh", sub): lambda rest: bool(rest) and rest[0] in _VIEWS
+       for sub in ("pr", "issue", "run", "repo", "release")},
+}  # fmt: skip
 CHAIN = ("&&", "||", ";", "|", "\n")
-# Flags that make a reading program write (``find -delete``, ``sed -i``).
-WRITING_FLAGS = frozenset({"-delete", "-exec", "-execdir", "-i", "--in-place", "-w"})
+# Flags that make a reading program write or run something: ``find``'s actions, for any program.
+WRITING_FLAGS = frozenset(
+    {"-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls"}
+)
+# ... and one program's, matched at a word's start (``-i.bak``, ``--output=x``).
+WRITING_FLAGS_OF = {
+    "sed": ("-i", "--in-place", "-w"),
+    "yq": ("-i", "--inplace"),
+    "sort": ("-o", "--output"),
+    "tree": ("-o",),
+    "fd": ("-x", "--exec", "-X", "--exec-batch"),
+    "rg": ("--pre",),
+    "date": ("-s", "--set"),
+    "git": ("--output",),
+}
+# Programs that write (or run) what follows past this many operands: ``uniq in out`` writes
+# out, ``env X=1 rm -rf build`` runs rm, ``hostname name`` renames the machine.
+MOST_OPERANDS = {"uniq": 1, "xxd": 1, "hostname": 0, "env": 0}
+# Text that runs another command inside this one.
+SUBSTITUTIONS = ("$(", "`", "<(", ">(")
 WRITING_PROGRAMS = frozenset({"tee"})
 _NAME = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
@@ -83,19 +137,30 @@ def _part_is_read_only(part: str) -> bool:
         return True
     if WRITING_FLAGS.intersection(words):
         return False
-    name = words[0].rsplit("/", 1)[-1]
-    if name in READ_ONLY_PROGRAMS or name.lower() in POWERSHELL_READS:
-        return True
-    allowed = READ_ONLY_SUBCOMMANDS.get(name)
-    if allowed is None or len(words) < 2:
+    name, args = words[0].rsplit("/", 1)[-1], words[1:]
+    if any(w.startswith(flag) for flag in WRITING_FLAGS_OF.get(name, ()) for w in args):
         return False
-    sub = next((w for w in words[1:] if not w.startswith("-")), words[1])
-    return words[1] in allowed or sub in allowed
+    if sum(not w.startswith("-") for w in args) > MOST_OPERANDS.get(name, len(args)):
+        return False
+    if name in READ_ONLY_PROGRAMS:
+        return True
+    if name.lower() in POWERSHELL_READS:
+        return "{" not in part and "(" not in part  # a script block runs whatever it holds
+    allowed = READ_ONLY_SUBCOMMANDS.get(name)
+    if allowed is None or not args:
+        return False
+    at = next((i for i, w in enumerate(args) if not w.startswith("-")), 0)
+    if args[0] not in allowed and args[at] not in allowed:
+        return False
+    further = FURTHER.get((name, args[at]))
+    return further is None or further(args[at + 1 :])
 
 
 def is_read_only_command(command: str) -> bool:
     """Whether every part of a shell command's chain is read-only (and nothing is written)."""
-    if not command.strip() or "$(" in command or "`" in command or writes_a_file(command):
+    if not command.strip() or writes_a_file(command):
+        return False
+    if any(inner in command for inner in SUBSTITUTIONS):
         return False
     for separator in CHAIN:
         command = command.replace(separator, "\0")
