@@ -368,6 +368,7 @@ def test_a_command_read_whole_or_in_two_passes_gives_the_same_episodes(tmp_path:
 
 
 def test_a_command_refused_keeps_nothing_of_what_it_would_have_printed(store, tmp_path: Path):
+    """The person said no: the call did not run, so there is neither output nor failure."""
     refusal = {"type": "tool_result", "tool_use_id": "t1", "is_error": True,
                "content": "The user doesn't want to proceed with this tool use."}  # fmt: skip
     t = tmp_path / "s.jsonl"

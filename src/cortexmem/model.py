@@ -479,9 +479,9 @@ class Episode:
     ``role`` is who said it: the person (``user``), the assistant, a compaction summary, a
     subagent's report, the text of a failing tool call (``tool_error``), a proposed ``plan``,
     what was ``written`` into a file, a document ``read``, or what a command that acted
-    printed (``ran``). ``chunk`` numbers
-    the pieces of one long message. Provenance says where it was read: the session, the
-    transcript file and line, the branch and the time the message was written.
+    printed (``ran``). ``chunk`` numbers the pieces of one long message. Provenance says where
+    it was read: the session, the transcript file and line, the branch and the time the message
+    was written.
     """
 
     text: str
