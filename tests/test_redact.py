@@ -79,6 +79,8 @@ def test_private_key_blocks_whole_and_truncated():
         ("mysql -u root --password=Sup3rS3cret!", "Sup3rS3cret!"),
         ("Server=db;User Id=sa;Password=Pa55w0rd2024;", "Pa55w0rd2024"),
         ("SECRET_KEY = 'django-insecure-8h3k2l1m0n9b8v7c'", "django-insecure-8h3k2l1m0n9b8v7c"),
+        ("PASS: hunter2hunter2", "hunter2hunter2"),
+        ("--- PASS: hunter2hunter2", "hunter2hunter2"),  # not a Go test's name
     ],
 )
 def test_passwords_in_urls_assignments_headers_and_flags(text, secret):
@@ -108,6 +110,10 @@ def test_passwords_in_urls_assignments_headers_and_flags(text, secret):
         "Reset the password via the forgot-password form; secrets live in Vault.",
         "session_id: 2f1c9a7e-3b4d-4e5f-8a9b-0c1d2e3f4a5b",
         "commit 4f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a39 fixed the token refresh",
+        # Go's test report names the tests that passed
+        "=== RUN   TestResetCmd\n--- PASS: TestResetCmd (0.05s)\n"
+        "    --- PASS: TestResetCmd/no_git_repo (0.01s)\nPASS",
+        "--- PASS: ExampleParse (0.00s)",
     ],
 )
 def test_look_alikes_survive(text):
