@@ -81,6 +81,8 @@ def test_private_key_blocks_whole_and_truncated():
         ("SECRET_KEY = 'django-insecure-8h3k2l1m0n9b8v7c'", "django-insecure-8h3k2l1m0n9b8v7c"),
         ("PASS: hunter2hunter2", "hunter2hunter2"),
         ("--- PASS: hunter2hunter2", "hunter2hunter2"),  # not a Go test's name
+        ("password = 'my (very) secret words'", "my (very) secret words"),
+        ("api_key = a8Fk2LmQ9xZ3vB7nR1tY(", "a8Fk2LmQ9xZ3vB7nR1tY"),
     ],
 )
 def test_passwords_in_urls_assignments_headers_and_flags(text, secret):
@@ -114,6 +116,9 @@ def test_passwords_in_urls_assignments_headers_and_flags(text, secret):
         "=== RUN   TestResetCmd\n--- PASS: TestResetCmd (0.05s)\n"
         "    --- PASS: TestResetCmd/no_git_repo (0.01s)\nPASS",
         "--- PASS: ExampleParse (0.00s)",
+        # code: a call assigned, a signature described
+        "enhanced_sessions = _get_enhanced_session_navigation(session_id, cache_manager)",
+        "- Signature: `flatten(nested: list) -> list`",
     ],
 )
 def test_look_alikes_survive(text):

@@ -234,13 +234,22 @@ def _assignment_check(value: str, match: re.Match[str]) -> bool:
     name = match.group("name")
     if not _secret_name(name):
         return False
+    password = bool(_NAME_IS_PASSWORD.search(name))
+    if (
+        match.group("v2")
+        and match.string[match.end() : match.end() + 1] == "("
+        and _WORDY.match(value.strip("_"))
+    ):
+        return False  # ``sessions = _load_sessions(…)``: a function called, not a literal
+    if not password and "(" in value and ")" in value and " " in value:
+        return False  # ``Signature: `flatten(nested: list) -> list```: code, not a key
     if (
         name == "PASS"
         and _GO_TEST_PASSED.fullmatch(match.string, max(0, match.start() - 4), match.start())
         and _GO_TEST.fullmatch(value)
     ):
         return False
-    return _looks_secret(value, password=bool(_NAME_IS_PASSWORD.search(name)))
+    return _looks_secret(value, password=password)
 
 
 _B64 = "A-Za-z0-9+/="
