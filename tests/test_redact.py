@@ -83,6 +83,14 @@ def test_private_key_blocks_whole_and_truncated():
         ("--- PASS: hunter2hunter2", "hunter2hunter2"),  # not a Go test's name
         ("password = 'my (very) secret words'", "my (very) secret words"),
         ("api_key = a8Fk2LmQ9xZ3vB7nR1tY(", "a8Fk2LmQ9xZ3vB7nR1tY"),
+        ('API_KEY="9f8e7d6c5b4a39281716a5f4e3d2c1b0 (production)"', "9f8e7d6c5b4a39281716"),
+        ('AUTH_TOKEN="Bearer 7fA9qLmZ2xR8tY4wBn6cJd3h (expires 2025-01-01)"', "7fA9qLmZ2xR8"),
+        ('JWT_SECRET="my super (very) secret signing string 8f3k2Lq9"', "signing string"),
+        ("DB_PASSWORD=hUnTeRtWo(2)", "hUnTeRtWo"),
+        ("SECRET_KEY=xKqPzRmWvLtNbYhJfGdSaQwErTy(prod)", "xKqPzRmWvLtNbYhJfGdSaQwErTy"),
+        ('TOKEN="xKqPzRmWvLtNbYhJ(a) note"', "xKqPzRmWvLtNbYhJ"),
+        ("--- PASS: Test1234", "Test1234"),  # no duration: not Go's report
+        ("--- PASS: TestLogin/sk_9fA3kQ2LmZx8Rt", "sk_9fA3kQ2LmZx8Rt"),
     ],
 )
 def test_passwords_in_urls_assignments_headers_and_flags(text, secret):

@@ -23,7 +23,7 @@ READ_ONLY_PROGRAMS = frozenset(
         "uniq", "cut", "tr", "column", "jq", "yq", "realpath", "dirname", "basename",
         "readlink", "true", "false", "test", "[", "nl", "od", "hexdump", "xxd", "strings",
         "md5sum", "sha256sum", "sha1sum", "ps", "top", "free", "uptime", "hostname", "sleep",
-        "history", "man", "tldr", "lsof", "netstat", "ss", "cd", "exit",
+        "man", "tldr", "lsof", "netstat", "ss", "cd", "exit",
     }
 )  # fmt: skip
 # PowerShell's reading cmdlets, by their Verb-Noun names only (PowerShell ignores case: compared
@@ -37,7 +37,8 @@ POWERSHELL_READS = frozenset(
         "write-output", "write-host",
     }
 )  # fmt: skip
-# Programs read-only only with these first arguments.
+# Programs read-only only with these first arguments (the subcommand first: ``kubectl -n logs
+# delete pod x`` is not ``kubectl logs``; git's own options before it are skipped, below).
 READ_ONLY_SUBCOMMANDS = {
     "git": frozenset(
         {"log", "status", "diff", "show", "branch", "blame", "rev-parse", "ls-files",
@@ -51,7 +52,6 @@ READ_ONLY_SUBCOMMANDS = {
     "cargo": frozenset({"tree", "metadata", "--version"}),
     "go": frozenset({"list", "env", "version", "doc"}),
     "gh": frozenset({"pr", "issue", "run", "repo", "release"}),  # with a viewing verb (below)
-    "sed": frozenset({"-n"}),
     "python": frozenset({"--version", "-V"}),
     "python3": frozenset({"--version", "-V"}),
     "node": frozenset({"--version", "-v"}),
@@ -79,10 +79,13 @@ FURTHER = {
     and not _names(rest) & _BRANCH_WRITES,
     ("git", "tag"): lambda rest: not rest
     or (bool({"-l", "--list"} & set(rest)) and not _names(rest) & _TAG_WRITES),
-    ("git", "remote"): lambda rest: not rest or rest[0] in ("-v", "--verbose", "show", "get-url"),
+    ("git", "remote"): lambda rest: [w for w in rest if w not in ("-v", "--verbose")][:1]
+    in ([], ["show"], ["get-url"]),
+    ("git", "reflog"): lambda rest: not {"expire", "delete"} & set(rest),
     ("git", "worktree"): lambda rest: rest[:1] == ["list"],
     ("git", "config"): lambda rest: bool(_names(rest) & _CONFIG_READS)
     and not _names(rest) & _CONFIG_WRITES,
+    ("go", "env"): lambda rest: not {"-w", "-u"} & set(rest),
     **{("gh", sub): lambda rest: bool(rest) and rest[0] in _VIEWS
        for sub in ("pr", "issue", "run", "repo", "release")},
 }  # fmt: skip
@@ -91,17 +94,20 @@ CHAIN = ("&&", "||", ";", "|", "\n")
 WRITING_FLAGS = frozenset(
     {"-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls"}
 )
-# ... and one program's, matched at a word's start (``-i.bak``, ``--output=x``).
+# ... and one program's: a long one at a word's start (``--output=x``), a one-letter one
+# anywhere in a bundle of them (``sort -uo x``, ``sed -Ei``, ``-i.bak``).
 WRITING_FLAGS_OF = {
-    "sed": ("-i", "--in-place", "-w"),
     "yq": ("-i", "--inplace"),
     "sort": ("-o", "--output"),
     "tree": ("-o",),
     "fd": ("-x", "--exec", "-X", "--exec-batch"),
     "rg": ("--pre",),
     "date": ("-s", "--set"),
-    "git": ("--output",),
+    "git": ("--output", "-O", "--open-files-in-pager"),
+    "ss": ("-K", "--kill"),
 }
+# git's own options that take a value before the subcommand (``git -C dir log``).
+GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace"})
 # Programs that write (or run) what follows past this many operands: ``uniq in out`` writes
 # out, ``env X=1 rm -rf build`` runs rm, ``hostname name`` renames the machine.
 MOST_OPERANDS = {"uniq": 1, "xxd": 1, "hostname": 0, "env": 0}
@@ -117,18 +123,54 @@ def _assignment(word: str) -> bool:
 
 
 def writes_a_file(command: str) -> bool:
-    """Whether the command redirects output into a file (``> x``, ``>> x``, ``2>x``; not
-    ``2>&1``, ``> /dev/null`` or PowerShell's ``> $null``) or pipes it through ``tee``."""
+    """Whether the command redirects output into a file (``> x``, ``>> x``, ``2>x``, ``>& x``;
+    not ``2>&1``, ``>&-``, ``> /dev/null`` or PowerShell's ``> $null``) or pipes it through
+    ``tee``."""
     words = command.split()
     for i, word in enumerate(words):
         if word in WRITING_PROGRAMS:
             return True
         if ">" not in word:
             continue
-        target = word.rsplit(">", 1)[1] or (words[i + 1] if i + 1 < len(words) else "")
-        if not target.startswith("&") and target.lower() not in ("/dev/null", "$null"):
+        following = words[i + 1] if i + 1 < len(words) else ""
+        target = word.rsplit(">", 1)[1] or following
+        if target.startswith("&"):  # onto another descriptor, or ``>& file``
+            target = target[1:] or following
+            if target.isdigit() or target == "-":
+                continue
+        if target.lower() not in ("/dev/null", "$null"):
             return True
     return False
+
+
+def _writes_with(flag: str, word: str) -> bool:
+    if flag.startswith("--") or not word.startswith("-") or word.startswith("--"):
+        return word.startswith(flag)
+    return flag[1] in word[1:]
+
+
+def _sed_prints(args: list[str]) -> bool:
+    """``sed -n '1,20p' file``: lines printed by number, nothing written or run (a script's
+    ``w``, ``W`` or ``e`` command writes a file or runs one; ``-i`` edits in place)."""
+    flags = [w for w in args if w.startswith("-")]
+    scripts = [w.strip("'\"") for w in args if not w.startswith("-")][:1]
+    return (
+        flags == ["-n"]
+        and len(scripts) == 1
+        and scripts[0].endswith("p")
+        and set(scripts[0][:-1]) <= set("0123456789,$")
+    )
+
+
+def _subcommand(name: str, args: list[str]) -> int:
+    """Where ``name``'s subcommand is in ``args``: first for every program but git, whose own
+    options (``--no-pager``, ``-C dir``) may come before it."""
+    if name != "git":
+        return 0
+    at = 0
+    while at < len(args) and args[at].startswith("-"):
+        at += 2 if args[at] in GIT_VALUE_OPTIONS else 1
+    return min(at, len(args) - 1)
 
 
 def _part_is_read_only(part: str) -> bool:
@@ -138,8 +180,10 @@ def _part_is_read_only(part: str) -> bool:
     if WRITING_FLAGS.intersection(words):
         return False
     name, args = words[0].rsplit("/", 1)[-1], words[1:]
-    if any(w.startswith(flag) for flag in WRITING_FLAGS_OF.get(name, ()) for w in args):
+    if any(_writes_with(flag, w) for flag in WRITING_FLAGS_OF.get(name, ()) for w in args):
         return False
+    if name == "sed":
+        return _sed_prints(args)
     if sum(not w.startswith("-") for w in args) > MOST_OPERANDS.get(name, len(args)):
         return False
     if name in READ_ONLY_PROGRAMS:
@@ -149,8 +193,8 @@ def _part_is_read_only(part: str) -> bool:
     allowed = READ_ONLY_SUBCOMMANDS.get(name)
     if allowed is None or not args:
         return False
-    at = next((i for i, w in enumerate(args) if not w.startswith("-")), 0)
-    if args[0] not in allowed and args[at] not in allowed:
+    at = _subcommand(name, args)
+    if args[at] not in allowed:
         return False
     further = FURTHER.get((name, args[at]))
     return further is None or further(args[at + 1 :])
@@ -164,4 +208,10 @@ def is_read_only_command(command: str) -> bool:
         return False
     for separator in CHAIN:
         command = command.replace(separator, "\0")
+    # a lone ``&`` starts another command too (``ls & rm -rf build``); ``>&``, ``&>`` do not
+    command = "".join(
+        "\0" if c == "&" and command[i - 1 : i] not in (">", "<") and command[i + 1 : i + 2] != ">"
+        else c
+        for i, c in enumerate(command)
+    )  # fmt: skip
     return all(_part_is_read_only(part) for part in command.split("\0"))

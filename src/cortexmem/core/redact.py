@@ -225,9 +225,18 @@ def _secret_name_assigned(lower: str) -> bool:
 
 
 # Go's test report: "--- PASS: TestResetCmd (0.05s)" names a test, not a password (740 such
-# lines in the shared sessions lost their test's name).
+# lines in the shared sessions lost their test's name): "--- ", a test's name, its duration.
 _GO_TEST_PASSED = re.compile(r"--- ")
 _GO_TEST = re.compile(r"(?:Test|Example|Benchmark|Fuzz)[A-Z0-9_][\w/.-]*|(?:Test|Example)")
+_GO_DURATION = re.compile(r" \(\d+(?:\.\d+)?s\)")
+_CALL = re.compile(r"([A-Za-z_][\w.]*)\(")
+
+
+def _a_word(identifier: str) -> bool:
+    """``load_sessions``, ``flatten``, ``loadSessions``: a name people write, not a key's
+    random letters (few changes of case)."""
+    identifier = identifier.rsplit(".", 1)[-1].strip("_")
+    return bool(_WORDY.match(identifier)) and _case_changes(identifier) * 8 <= len(identifier)
 
 
 def _assignment_check(value: str, match: re.Match[str]) -> bool:
@@ -235,18 +244,20 @@ def _assignment_check(value: str, match: re.Match[str]) -> bool:
     if not _secret_name(name):
         return False
     password = bool(_NAME_IS_PASSWORD.search(name))
-    if (
-        match.group("v2")
-        and match.string[match.end() : match.end() + 1] == "("
-        and _WORDY.match(value.strip("_"))
-    ):
-        return False  # ``sessions = _load_sessions(…)``: a function called, not a literal
-    if not password and "(" in value and ")" in value and " " in value:
-        return False  # ``Signature: `flatten(nested: list) -> list```: code, not a key
+    if not password:
+        # Code, not a literal: a function called (``sessions = _load_sessions(…)``), a
+        # signature described (``Signature: `flatten(nested: list) -> list```).
+        called = match.group("v2") and match.string[match.end() : match.end() + 1] == "("
+        if called and _a_word(value):
+            return False
+        call = _CALL.search(value)
+        if call and " " in value and ")" in value[call.end() :] and _a_word(call.group(1)):
+            return False
     if (
         name == "PASS"
         and _GO_TEST_PASSED.fullmatch(match.string, max(0, match.start() - 4), match.start())
         and _GO_TEST.fullmatch(value)
+        and _GO_DURATION.match(match.string, match.end())
     ):
         return False
     return _looks_secret(value, password=password)
