@@ -91,6 +91,7 @@ def test_private_key_blocks_whole_and_truncated():
         ('TOKEN="xKqPzRmWvLtNbYhJ(a) note"', "xKqPzRmWvLtNbYhJ"),
         ("--- PASS: Test1234", "Test1234"),  # no duration: not Go's report
         ("--- PASS: TestLogin/sk_9fA3kQ2LmZx8Rt", "sk_9fA3kQ2LmZx8Rt"),
+        ('client_secret: "Zk3QxP9vLm2RtY8wBn4cJd7h (rotated 2024-05)"', "Zk3QxP9vLm2RtY8w"),
     ],
 )
 def test_passwords_in_urls_assignments_headers_and_flags(text, secret):

@@ -89,7 +89,7 @@ def _looks_secret(value: str, *, password: bool = False) -> bool:
         return False
     if value.startswith(("/", "./", "../", "~/", "http://", "https://", "file:", "$", "%")):
         return False
-    if _REFERENCE.match(value):
+    if _REFERENCE.match(value) and _a_name(value):
         return False
     # db-password, my_secret_name, SomeClassName: a name, not a credential, unless it is one
     # long run of letters with the randomness of a key
@@ -230,6 +230,14 @@ _GO_TEST_PASSED = re.compile(r"--- ")
 _GO_TEST = re.compile(r"(?:Test|Example|Benchmark|Fuzz)[A-Z0-9_][\w/.-]*|(?:Test|Example)")
 _GO_DURATION = re.compile(r" \(\d+(?:\.\d+)?s\)")
 _CALL = re.compile(r"([A-Za-z_][\w.]*)\(")
+
+
+def _a_name(reference: str) -> bool:
+    """``settings.DB_PASSWORD``, ``getpass()``, ``os.environ["X"]``: what a reference starts with
+    is a dotted name or a word, not a key's random letters followed by a note in parentheses
+    (``Zk3QxP9vLm2RtY8w (rotated 2024-05)``)."""
+    head = reference.split("(", 1)[0].split("[", 1)[0]
+    return "." in head or _a_word(head.strip())
 
 
 def _a_word(identifier: str) -> bool:
