@@ -184,6 +184,20 @@ def test_render_lists_the_picks_under_a_header():
     assert render(picks, token_cap=estimate_tokens(HEADER) + 5) == ""  # no room for any line
 
 
+def test_render_says_who_said_a_passage():
+    """What was said comes with who said it: the person, the assistant, a command's output."""
+    from cortexmem.core.episodes import as_memory
+    from cortexmem.model import Episode
+
+    said = [
+        Episode(text="use pnpm, not npm", role="user", id="ep-1"),
+        Episode(text="$ pnpm install\nRun pnpm approve-builds", role="ran", id="ep-2"),
+    ]
+    lines = render([Pick(as_memory(e), 0.8, episode=True) for e in said]).splitlines()
+    assert lines[1] == "- [said: user, ep-1] use pnpm, not npm"
+    assert lines[2].startswith("- [said: ran, ep-2] $ pnpm install")
+
+
 words = st.text(alphabet="abcxyz019 ,.;=é日本", min_size=1, max_size=12)
 contents = st.lists(words, min_size=1, max_size=400).map(" ".join).filter(str.strip)
 

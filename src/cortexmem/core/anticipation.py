@@ -235,6 +235,13 @@ def excerpt(text: str, prompt: str, width: int) -> str:
     return shorten(" ".join(parts), width)
 
 
+def _kind(memory: Memory) -> str:
+    """What a line is: a memory's type, or for what was said, who said it (``said: user``, a
+    command's output ``said: ran``), so the assistant knows what it is relying on."""
+    role = next((t[5:] for t in memory.tags if t.startswith("role:")), None)
+    return f"said: {role}" if role else memory.memory_type
+
+
 def render(picks: Sequence[Pick], token_cap: int = TOKEN_CAP, prompt: str = "") -> str:
     """The context block: a header and one line per memory, cut to stay under the cap. An item
     gets ``ITEM_CHARS`` or its share of the room left, whichever is more: with fewer than five
@@ -246,7 +253,7 @@ def render(picks: Sequence[Pick], token_cap: int = TOKEN_CAP, prompt: str = "") 
     for n, pick in enumerate(picks):
         m = pick.memory
         where = f", {m.branch}" if m.branch else ""
-        head = f"- [{m.memory_type}{where}, {m.id}] "
+        head = f"- [{_kind(m)}{where}, {m.id}] "
         room = (token_cap - estimate_tokens("\n".join(lines)) - estimate_tokens(head)) * 4
         room = min(room, max(ITEM_CHARS, room // (len(picks) - n)))
         # Characters/4 is only one side of the estimate: many short words ("a = 1, b = 2")
