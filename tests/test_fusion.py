@@ -220,3 +220,20 @@ def test_a_fresh_memory_wins_a_tie_over_an_old_one():
             assert ranked[1].score / ranked[0].score == pytest.approx(expected)
         else:
             assert ranked[1].score == ranked[0].score
+
+
+def test_a_tie_within_a_leg_goes_to_the_newer_whatever_the_ids():
+    """The same document read in two sessions ties on both legs: the newer copy ranks first
+    within each leg, so a third result's fused rank does not depend on the random part of
+    the two ids (the order was one thing in one run and another in the next)."""
+
+    def c(memory_id: str, days: int, relevance: float) -> Candidate:
+        when = format_time(NOW - timedelta(days=days))
+        return Candidate(Memory("x", "decision", id=memory_id, created_at=when), "project",
+                         relevance)  # fmt: skip
+
+    for older_id, newer_id in (("m-a", "m-z"), ("m-z", "m-a")):
+        older, newer = c(older_id, 30, 0.9), c(newer_id, 2, 0.9)
+        third = c("m-m", 10, 0.5)
+        ranked = hybrid_rank([older, newer, third], [], alpha=0.0, limit=3, now=NOW)
+        assert [r.memory.id for r in ranked][:2] == [newer_id, older_id]

@@ -108,8 +108,14 @@ def hybrid_rank(
         return (c.scope, c.memory.id)
 
     def ordered(cands: Iterable[Candidate]) -> list[Candidate]:
-        # The same id can be in both stores (an export imported as global): scope breaks that tie.
-        return sorted(cands, key=lambda c: (-c.relevance, c.memory.id, c.scope))
+        # At equal relevance the newer first (the same document read in two sessions ties on
+        # both legs; an id minted at random within a millisecond would order them differently
+        # from one run to the next), then the id; the same id can be in both stores (an export
+        # imported as global): scope breaks that tie.
+        out = sorted(cands, key=lambda c: (c.memory.id, c.scope))
+        out.sort(key=lambda c: c.memory.created_at, reverse=True)
+        out.sort(key=lambda c: -c.relevance)
+        return out
 
     lex, vec = ordered(lexical), ordered(vector)
     ep_lex, ep_vec = ordered(episode_lexical), ordered(episode_vector)
