@@ -272,8 +272,8 @@ def test_what_a_command_that_acted_printed_is_kept_under_it_even_across_a_pass(
 ):
     """An install's warning, the version a tool reported, what a push did: kept under the
     command, redacted, as far as one chunk. What a look at the files printed (``ls``,
-    ``git log``), a refused call and silence are not; a failing one is a ``tool_error``, under
-    its command too."""
+    ``git log``), a refused call, silence and the host's word that a command went to the
+    background are not; a failing one is a ``tool_error``, under its command too."""
     secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
     warning = (
         "Packages: +12\n Ignored build scripts: esbuild.\n"
@@ -293,14 +293,19 @@ def test_what_a_command_that_acted_printed_is_kept_under_it_even_across_a_pass(
         ran(10, 9, "make: *** No rule to make target 'build'", error=True),
         tool_use(11, "Bash", {"command": "touch notes.txt"}),
         ran(12, 11, ""),
-    ]
+        tool_use(13, "Bash", {"command": "pnpm dev", "run_in_background": True}),
+        shown(14, 13, "Command running in background with ID: dce0af",
+              {"stdout": "", "stderr": "", "interrupted": False, "backgroundTaskId": "dce0af"}),
+        tool_use(15, "Bash", {"command": "make dist"}),
+        shown(16, 15, "dist/app.tar.gz written"),  # no output kept apart: the message is it
+    ]  # fmt: skip
     t = tmp_path / "s.jsonl"
     write(t, lines[:1])  # the call in one pass, its output in the next
     capture.capture_transcript(store, t, reader=READER, session_id="sess-ep")
     write(t, lines)
     capture.capture_transcript(store, t, reader=READER, session_id="sess-ep")
     kept = {e.text.split("\n", 1)[0]: e.text for e in store.iter_episodes() if e.role == "ran"}
-    assert sorted(kept) == ["$ git push origin main", "$ pnpm install"]
+    assert sorted(kept) == ["$ git push origin main", "$ make dist", "$ pnpm install"]
     assert kept["$ pnpm install"] == f"$ pnpm install\n{warning}"
     pushed = kept["$ git push origin main"]
     assert "Pushing entire/checkpoints/v1" in pushed and secret not in pushed

@@ -271,7 +271,8 @@ class EpisodeCollector:
                 if outcome.is_error:
                     continue
                 if command is not None and not outcome.refused and not command[1]:
-                    out += self._ran(entry, command[0], outcome.output or outcome.text)
+                    printed = outcome.output if outcome.output_apart else outcome.text
+                    out += self._ran(entry, command[0], printed)
                 if document is not None:
                     out += self._read(entry, document, outcome.text)
                 if outcome.written.strip():

@@ -84,7 +84,10 @@ class ToolResult:
     when refusing the call, when the host keeps it with the refusal; ``cancelled`` that the
     host stopped the call in the host's own words for a call not run because another one was
     refused ("doesn't want to take this action right now"), which alone is also a refusal.
-    ``partial`` says the host cut ``text``: it is not all the tool returned.
+    ``partial`` says the host cut ``text``: it is not all the tool returned. ``output_apart``:
+    the host keeps a command's own output apart from its message, so ``output`` is all the
+    command printed even when empty (a command sent to the background printed nothing yet;
+    ``text`` is then the host's own words, "Command running in background with ID: …").
     """
 
     call_id: str | None
@@ -99,6 +102,7 @@ class ToolResult:
     reason: str = ""
     cancelled: bool = False
     partial: bool = False
+    output_apart: bool = False
 
 
 @dataclass(frozen=True)

@@ -279,6 +279,7 @@ def tool_outcome(
         reason=refusal_reason(text) if is_error else "",
         cancelled=is_error and text.startswith(REFUSALS[1]),
         output="\n".join(_text(extra.get(k)) for k in ("stdout", "stderr") if _text(extra.get(k))),
+        output_apart=any(isinstance(extra.get(k), str) for k in ("stdout", "stderr")),
         path=_text(extra.get("filePath")),
         created=extra.get("type") == "create",
         task_id=None if task_id is None else str(task_id),
