@@ -184,27 +184,15 @@ class EpisodeCollector:
             self.subagent_calls = {str(c): None for c in calls[-MAX_PENDING_CALLS:]}
         home = state.get("home")
         self.home = home if isinstance(home, str) and home else self.home
-        reads = state.get("reads")
-        if isinstance(reads, list):
-            self.reads = {
-                str(r[0]): str(r[1])
-                for r in reads[-MAX_PENDING_WRITES:]
-                if isinstance(r, list) and len(r) == 2
-            }
-        commands = state.get("commands")
-        if isinstance(commands, list):
-            self.commands = {
-                str(c[0]): (str(c[1]), bool(c[2]))
-                for c in commands[-MAX_PENDING_WRITES:]
-                if isinstance(c, list) and len(c) == 3
-            }
-        writes = state.get("writes")
-        if isinstance(writes, list):
-            self.writes = {
-                str(w[0]): (str(w[1]), str(w[2]))
-                for w in writes[-MAX_PENDING_WRITES:]
-                if isinstance(w, list) and len(w) == 3
-            }
+        reads = _saved(state, "reads", 2)
+        if reads is not None:
+            self.reads = {str(r[0]): str(r[1]) for r in reads}
+        commands = _saved(state, "commands", 3)
+        if commands is not None:
+            self.commands = {str(c[0]): (str(c[1]), bool(c[2])) for c in commands}
+        writes = _saved(state, "writes", 3)
+        if writes is not None:
+            self.writes = {str(w[0]): (str(w[1]), str(w[2])) for w in writes}
 
     def feed(self, entry: Entry) -> list[Episode]:
         """Never raises on content: a malformed entry yields nothing."""
@@ -226,34 +214,23 @@ class EpisodeCollector:
         for block in entry.blocks:
             if block.kind == "tool_use" and block.call is not None:
                 if block.call.kind == "subagent" and block.tool_use_id:
-                    self.subagent_calls[block.tool_use_id] = None
-                    while len(self.subagent_calls) > MAX_PENDING_CALLS:
-                        del self.subagent_calls[next(iter(self.subagent_calls))]
+                    _await(self.subagent_calls, block.tool_use_id, None, MAX_PENDING_CALLS)
                 elif block.call.kind == "plan" and block.call.plan:
                     out += self._episodes(entry, block.call.plan, "plan")
                 elif (
                     block.call.kind == "read" and block.tool_use_id and is_document(block.call.path)
                 ):
-                    self.reads[block.tool_use_id] = block.call.path
-                    while len(self.reads) > MAX_PENDING_WRITES:
-                        del self.reads[next(iter(self.reads))]
+                    _await(self.reads, block.tool_use_id, block.call.path)
                 elif (
                     block.call.kind == "shell" and block.tool_use_id and block.call.command.strip()
                 ):
-                    self.commands[block.tool_use_id] = (
-                        clip_redacted(block.call.command, MAX_COMMAND),
-                        is_read_only_command(block.call.command),
-                    )
-                    while len(self.commands) > MAX_PENDING_WRITES:
-                        del self.commands[next(iter(self.commands))]
+                    head = clip_redacted(block.call.command, MAX_COMMAND)
+                    looks = is_read_only_command(block.call.command)
+                    _await(self.commands, block.tool_use_id, (head, looks))
                 elif block.call.written.strip() and block.tool_use_id:
                     # kept until its result says whether it was written (bounded)
-                    self.writes[block.tool_use_id] = (
-                        block.call.path,
-                        block.call.written[: MAX_WRITTEN + REDACT_MARGIN],
-                    )
-                    while len(self.writes) > MAX_PENDING_WRITES:
-                        del self.writes[next(iter(self.writes))]
+                    written = block.call.written[: MAX_WRITTEN + REDACT_MARGIN]
+                    _await(self.writes, block.tool_use_id, (block.call.path, written))
             elif block.kind == "tool_result" and block.outcome is not None:
                 outcome = block.outcome
                 if outcome.call_id in self.subagent_calls and not outcome.is_error:
@@ -344,6 +321,24 @@ class EpisodeCollector:
             )
             for i, chunk in enumerate(chunks)
         ]
+
+
+def _await(
+    pending: dict[str, Any], call_id: str, what: Any, limit: int = MAX_PENDING_WRITES
+) -> None:
+    """Note a call awaiting its result; the oldest go once more than ``limit`` wait (bounded)."""
+    pending[call_id] = what
+    while len(pending) > limit:
+        del pending[next(iter(pending))]
+
+
+def _saved(state: dict[str, Any], key: str, width: int) -> list[list[Any]] | None:
+    """The pending calls ``to_state`` saved under ``key`` (the last ``MAX_PENDING_WRITES``),
+    each a list of ``width`` fields; None when the state has none."""
+    rows = state.get(key)
+    if not isinstance(rows, list):
+        return None
+    return [r for r in rows[-MAX_PENDING_WRITES:] if isinstance(r, list) and len(r) == width]
 
 
 # How an episode ranks beside memories: below a typical extracted memory on the rank formula,

@@ -208,10 +208,10 @@ def is_read_only_command(command: str) -> bool:
         return False
     for separator in CHAIN:
         command = command.replace(separator, "\0")
-    # a lone ``&`` starts another command too (``ls & rm -rf build``); ``>&``, ``&>`` do not
-    command = "".join(
-        "\0" if c == "&" and command[i - 1 : i] not in (">", "<") and command[i + 1 : i + 2] != ">"
-        else c
-        for i, c in enumerate(command)
-    )  # fmt: skip
+    if "&" in command:  # a lone ``&`` starts another command too; ``>&``, ``&>`` do not
+        command = "".join(
+            "\0" if c == "&" and command[i - 1 : i] not in (">", "<")
+            and command[i + 1 : i + 2] != ">" else c
+            for i, c in enumerate(command)
+        )  # fmt: skip
     return all(_part_is_read_only(part) for part in command.split("\0"))

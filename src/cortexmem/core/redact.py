@@ -76,6 +76,11 @@ def _case_changes(value: str) -> int:
     return sum(1 for a, b in pairwise(value) if a.islower() and b.isupper())
 
 
+def _wordy(value: str) -> bool:
+    """Words people write (``db-password``, ``SomeClassName``), few changes of case."""
+    return bool(_WORDY.match(value)) and _case_changes(value) * 8 <= len(value)
+
+
 def _looks_secret(value: str, *, password: bool = False) -> bool:
     """A value assigned to a secret-named key that is plausibly the secret itself.
 
@@ -93,7 +98,7 @@ def _looks_secret(value: str, *, password: bool = False) -> bool:
         return False
     # db-password, my_secret_name, SomeClassName: a name, not a credential, unless it is one
     # long run of letters with the randomness of a key
-    wordy = _WORDY.match(value) and _case_changes(value) * 8 <= len(value)
+    wordy = _wordy(value)
     if wordy and (len(value) < 20 or entropy(value) < 4.0):
         return False
     has_digit = any(c.isdigit() for c in value)
@@ -243,8 +248,7 @@ def _a_name(reference: str) -> bool:
 def _a_word(identifier: str) -> bool:
     """``load_sessions``, ``flatten``, ``loadSessions``: a name people write, not a key's
     random letters (few changes of case)."""
-    identifier = identifier.rsplit(".", 1)[-1].strip("_")
-    return bool(_WORDY.match(identifier)) and _case_changes(identifier) * 8 <= len(identifier)
+    return _wordy(identifier.rsplit(".", 1)[-1].strip("_"))
 
 
 def _assignment_check(value: str, match: re.Match[str]) -> bool:
