@@ -87,6 +87,11 @@ def test_private_key_blocks_whole_and_truncated():
         ('AUTH_TOKEN="Bearer 7fA9qLmZ2xR8tY4wBn6cJd3h (expires 2025-01-01)"', "7fA9qLmZ2xR8"),
         ('JWT_SECRET="my super (very) secret signing string 8f3k2Lq9"', "signing string"),
         ("DB_PASSWORD=hUnTeRtWo(2)", "hUnTeRtWo"),
+        # a parenthesis inside a value unquoted is part of it, not where it ends
+        ("DB_PASSWORD=hunter2(2)", "(2)"),
+        ("export DB_PASSWORD=abc(def)ghi", "def)ghi"),
+        ("DB_PASSWORD=p@ss(w0rd)!", "w0rd"),
+        ("password=foo(bar", "foo(bar"),
         ("SECRET_KEY=xKqPzRmWvLtNbYhJfGdSaQwErTy(prod)", "xKqPzRmWvLtNbYhJfGdSaQwErTy"),
         ('TOKEN="xKqPzRmWvLtNbYhJ(a) note"', "xKqPzRmWvLtNbYhJ"),
         ("--- PASS: Test1234", "Test1234"),  # no duration: not Go's report
@@ -127,6 +132,11 @@ def test_passwords_in_urls_assignments_headers_and_flags(text, secret):
         "--- PASS: ExampleParse (0.00s)",
         # code: a call assigned, a signature described
         "enhanced_sessions = _get_enhanced_session_navigation(session_id, cache_manager)",
+        "result.ArchivedSessions = s.readArchivedSessionsFromSummary(checkpointTree, summary)",
+        "usage, tokenErr := geminicli.CalculateTokenUsageFromFile(ctx.transcriptPath, start)",
+        "auth=HTTPBasicAuth(user,pw)",
+        "password=getpass()",
+        "--- PASS: TestIsShadowBranch/prefix_only_(5_chars) (0.00s)",
         "- Signature: `flatten(nested: list) -> list`",
     ],
 )

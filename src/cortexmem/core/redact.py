@@ -232,9 +232,10 @@ def _secret_name_assigned(lower: str) -> bool:
 # Go's test report: "--- PASS: TestResetCmd (0.05s)" names a test, not a password (740 such
 # lines in the shared sessions lost their test's name): "--- ", a test's name, its duration.
 _GO_TEST_PASSED = re.compile(r"--- ")
-_GO_TEST = re.compile(r"(?:Test|Example|Benchmark|Fuzz)[A-Z0-9_][\w/.-]*|(?:Test|Example)")
+_GO_TEST = re.compile(r"(?:Test|Example|Benchmark|Fuzz)[A-Z0-9_][\w/.()-]*|(?:Test|Example)")
 _GO_DURATION = re.compile(r" \(\d+(?:\.\d+)?s\)")
 _CALL = re.compile(r"([A-Za-z_][\w.]*)\(")
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 
 
 def _a_name(reference: str) -> bool:
@@ -259,8 +260,9 @@ def _assignment_check(value: str, match: re.Match[str]) -> bool:
     if not password:
         # Code, not a literal: a function called (``sessions = _load_sessions(…)``), a
         # signature described (``Signature: `flatten(nested: list) -> list```).
-        called = match.group("v2") and match.string[match.end() : match.end() + 1] == "("
-        if called and _a_word(value):
+        head, paren, _ = value.partition("(")
+        called = paren or match.string[match.end() : match.end() + 1] == "("
+        if match.group("v2") and called and (_a_word(head) or _DOTTED.fullmatch(head)):
             return False
         call = _CALL.search(value)
         if call and " " in value and ")" in value[call.end() :] and _a_word(call.group(1)):
@@ -352,7 +354,10 @@ OWN_RULES: list[Rule] = [
         "assignment",
         r"(?P<q>[\"']?)(?P<name>(?<![A-Za-z0-9_.])(?=[A-Za-z0-9_.-]*?(?i:secret|token|pass|pwd|key|cred|auth|salt|signature|cookie|session))[A-Za-z_][A-Za-z0-9_.-]{0,80})(?P=q)"
         r"[ \t]*(?::=|=>|\?=|[:=])[ \t]*(?:(?P<vq>[\"'`])(?P<v1>[^\"'`\n]{4,400})(?P=vq)"
-        r"|(?P<v2>[^\s\"'`,;)(\[\]{}<>]{4,400}))",
+        # a value unquoted runs to a space or a delimiter; a parenthesis within it is part of
+        # it (``hunter2(2)``, ``abc(def)ghi``): cut there, a password's tail stayed in clear
+        r"|(?P<v2>[^\s\"'`,;)(\[\]{}<>]{1,400}"
+        r"(?:\([^\s()\"'`]{0,200}\)?[^\s\"'`,;)(\[\]{}<>]{0,200}){0,8}))",
         check=_assignment_check,
         prefilter=_secret_name_assigned,
     ),
