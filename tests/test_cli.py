@@ -115,6 +115,9 @@ def test_status_json(run, repo: Path):
     assert report["stores"]["global"]["exists"] is False
     text = run("status").stdout
     assert "fts5_available" in text and "gotcha 1" in text
+    # piped (no terminal), a line stays one line: rich would cut it at 80 columns
+    counts = next(line for line in text.splitlines() if "memories:" in line)
+    assert len(counts) > 80 and counts.rstrip().endswith("backups: 0"), text
 
 
 def test_reset_backs_up_and_restore_undoes_it(run):

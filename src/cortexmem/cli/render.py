@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -14,7 +15,9 @@ from cortexmem.core.ranking import Ranked
 from cortexmem.core.text import shorten
 from cortexmem.model import Edge, Episode, Memory, parse_time
 
-console = Console(highlight=False, soft_wrap=False)
+# Wrapped to the terminal's width in a terminal; piped into a file, `less` or `grep`, a line
+# stays one line (rich would cut it at 80 columns, in the middle of a path or "1.7 MB").
+console = Console(highlight=False, soft_wrap=not sys.stdout.isatty())
 err_console = Console(stderr=True, highlight=False)
 
 
