@@ -143,6 +143,9 @@ def test_high_value_decisions_may_overflow_the_budget_but_nothing_else():
     result = build(BriefingInput("p", "main", NOW, decisions), estimate_tokens)
     assert result.overflow, "some decisions came in as overflow"
     assert result.budget < result.tokens <= result.budget * (1 + OVERFLOW_SHARE)
+    items = f"{len(result.overflow)} high-value item{'s' if len(result.overflow) > 1 else ''}"
+    said = f"{result.tokens} of {result.budget} tokens, with {items} beyond the budget"
+    assert result.size() == said
 
 
 def test_a_gotcha_with_its_fix_may_overflow_a_budget_the_work_state_filled():

@@ -62,7 +62,7 @@ def brief(click_ctx: click.Context, branch: str | None, write: bool, as_json: bo
         )
         return
     click.echo(result.markdown, nl=False)
-    click.echo(f"\n({result.tokens} of {result.budget} tokens)", err=True)
+    click.echo(f"\n({result.size()})", err=True)
     for path in written:
         click.echo(f"wrote {path}", err=True)
 

@@ -89,7 +89,7 @@ def run_demo(keep: bool = False) -> None:
 
             briefing = make_briefing(ctx)
             console.print(briefing.markdown, markup=False, highlight=False, end="")
-            console.print(f"  [dim]({briefing.tokens} of {briefing.budget} tokens)[/]")
+            console.print(f"  [dim]({briefing.size()})[/]")
             for number, query in enumerate(QUERIES, start=4):
                 console.print(Rule(f"{number}. recall"))
                 recall_table(recall(ctx, query, limit=3, embedder=embedder), query)

@@ -160,6 +160,16 @@ class Briefing:
     overflow: list[str] = field(default_factory=list)  # ids of memories added as overflow
     ids: list[str] = field(default_factory=list)
 
+    def size(self) -> str:
+        """Its size against its budget, saying why it is over: "480 of 500 tokens", or "620 of
+        500 tokens, with 2 high-value items beyond the budget" (a bare "620 of 500" reads as a
+        broken budget)."""
+        said = f"{self.tokens} of {self.budget} tokens"
+        if self.tokens > self.budget and self.overflow:
+            n = len(self.overflow)
+            said += f", with {n} high-value item{'s' if n != 1 else ''} beyond the budget"
+        return said
+
 
 def tags_of(memory: Memory) -> frozenset[str]:
     return frozenset(t.lower() for t in memory.tags)
