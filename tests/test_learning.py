@@ -357,6 +357,17 @@ def test_history_gives_the_observations_once(tmp_path: Path):
         chained = [o for o in observations if o.prev_tool and o.prev2_tool]
         assert len(chained) >= added - 2 * 8
         assert any(o.command == "mise run test" and not o.ok for o in observations)
+    # months later, the window holds none of it: `cortex learn` says how to analyse it
+    from click.testing import CliRunner
+
+    from cortexmem.cli.app import cli
+
+    said = CliRunner().invoke(cli, ["-C", str(project), "learn", "--dry-run"]).output
+    assert "0 observations over 0 sessions" in said
+    assert "the newest observation is of 2026-02-04" in said and "--as-of 2026-02-04T23:59" in said
+    later = CliRunner().invoke(cli, ["-C", str(project), "learn", "--dry-run", "--as-of",
+                                     "2026-02-04T23:59"]).output  # fmt: skip
+    assert f"{added} observations over 8 sessions" in later and "newest" not in later
 
 
 def test_a_scripted_session_is_remembered_as_automated(tmp_path: Path):

@@ -14,6 +14,10 @@ from cortexmem.cli.common import open_context, print_json
 from cortexmem.errors import CortexError
 
 
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def parse_moment(text: str | None) -> datetime | None:
     if text is None:
         return None
@@ -55,9 +59,16 @@ def learn(click_ctx: click.Context, dry_run: bool, as_of: str | None, as_json: b
     p = report.plan
     click.echo(
         f"{p.observations} observations over {p.sessions} sessions in the window: "
-        f"{len(p.scored)} patterns, {len(p.active)} instincts, {len(p.promoted)} rules"
-        + (" (dry run: nothing written)" if dry_run else "")
+        f"{plural(len(p.scored), 'pattern')}, {plural(len(p.active), 'instinct')}, "
+        f"{plural(len(p.promoted), 'rule')}" + (" (dry run: nothing written)" if dry_run else "")
     )
+    if report.latest_before:
+        day = report.latest_before[:10]
+        click.echo(
+            f"The window ({report.config.window_days:g} days) holds none; the newest observation "
+            f"is of {day} (imported history?): `cortex learn --as-of {day}T23:59` analyses the "
+            "days before it."
+        )
     for inst in p.promoted:
         mark = " (new)" if inst in p.newly_promoted else ""
         click.echo(rule_line(inst) + mark)

@@ -82,6 +82,9 @@ class LearnReport:
     problems: list[str] = field(default_factory=list)
     written: list[str] = field(default_factory=list)
     suggested: int = 0
+    # When the window holds nothing: the newest observation before it (imported history is
+    # months old; ``--as-of`` analyses it), else None.
+    latest_before: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         p = self.plan
@@ -101,6 +104,7 @@ class LearnReport:
             "problems": self.problems,
             "written": self.written,
             "suggestions_queued": self.suggested,
+            "latest_before_window": self.latest_before,
         }
 
 
@@ -129,6 +133,8 @@ def learn(
     automated = frozenset(store.automated_sessions())
     result = plan(previous, observations, now, config, automated, edit_tools)
     report = LearnReport(result, config, dry_run, problems)
+    if not observations:
+        report.latest_before = store.latest_observation()
     if dry_run:
         return report
     # Only what changed is written back (archived instincts stay as they were).

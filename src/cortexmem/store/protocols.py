@@ -609,6 +609,10 @@ class LearningStore(Protocol):
         (``dry_run``: how many would be)."""
         ...
 
+    def latest_observation(self) -> str | None:
+        """When the newest observation was made (ISO time); None when there is none."""
+        ...
+
     def observation_mark(self) -> int:
         """A number that grows with every observation stored (cheap: is anything new?)."""
         ...

@@ -68,6 +68,10 @@ class LearningRooms(Transactions):
             lambda conn: conn.execute("DELETE FROM observations WHERE at < ?", (before,)).rowcount
         )
 
+    def latest_observation(self) -> str | None:
+        row = self.read(lambda conn: conn.execute("SELECT max(at) FROM observations").fetchone())
+        return row[0]
+
     def observation_mark(self) -> int:
         row = self.read(lambda conn: conn.execute("SELECT max(seq) FROM observations").fetchone())
         return int(row[0] or 0)
