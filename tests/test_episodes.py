@@ -12,6 +12,7 @@ import pytest
 from cortexmem.core.episodes import MAX_CHUNK, EpisodeCollector, chunk_text
 from cortexmem.core.fusion import RELEVANCE_FLOOR
 from cortexmem.core.session import Block, Entry
+from cortexmem.errors import NotFound
 from cortexmem.hosts.claude_code.reader import READER
 from cortexmem.hosts.claude_code.transcript import DIALECT
 from cortexmem.model import ExtractionCursor
@@ -543,6 +544,16 @@ def test_recall_returns_an_episode_with_its_provenance(ctx: Context, tmp_path: P
     episode = said[0].episode
     assert episode.role == "user" and episode.line == 1
     assert episode.session_id == "sess-ep" and "TUSD_ENDPOINT" in said[0].memory.content
+    # the MCP `search` lists it by id; `get` gives it back with what was drawn from it
+    from cortexmem.services import mcp_tools
+
+    listed = [r for r in mcp_tools.search(ctx, "TUSD_ENDPOINT upload test")["results"]
+              if r.get("kind") == "episode"]  # fmt: skip
+    got = mcp_tools.get(ctx, listed[0]["id"])
+    assert got["episode"]["content"] == listed[0]["content"] and got["episode"]["line"] == 1
+    assert all(m["id"].startswith("m-") for m in got["memories"])
+    with pytest.raises(NotFound, match="whole id"):
+        mcp_tools.get(ctx, "ep-nothere")
 
 
 def test_episodes_are_found_by_meaning(ctx: Context, tmp_path: Path):

@@ -132,3 +132,13 @@ def test_traverse_and_get_show_the_episodes_a_memory_was_drawn_from(ctx, repo, t
     assert [e["id"] for e in got["episodes"]] == [episode.id]
     shown = runner.invoke(cli, ["-C", str(repo), "get", memory.id]).output
     assert "drawn from" in shown and episode.id in shown
+    # recall lists episodes by id: `get` shows one whole, where it was said, what came of it
+    whole = runner.invoke(cli, ["-C", str(repo), "get", episode.id])
+    assert whole.exit_code == 0, whole.output
+    assert said in whole.output and "said: assistant" in whole.output
+    assert (
+        f"{t.resolve()}:1" in whole.output and f"{memory.id} [{memory.memory_type}]" in whole.output
+    )
+    as_json = json.loads(runner.invoke(cli, ["-C", str(repo), "get", episode.id, "--json"]).output)
+    assert as_json["episode"]["text"] == said and as_json["scope"] == "project"
+    assert [m["id"] for m in as_json["memories"]] == [m["id"] for m in drawn["memories"]]

@@ -378,12 +378,28 @@ def recall(
 @click.pass_context
 def get(click_ctx: click.Context, memory_id: str, as_json: bool) -> None:
     """Show one memory in full, with its edges and the episodes it was drawn from. A unique id
-    prefix is enough."""
-    from cortexmem.services.graph import episode_dict, sources_of
+    prefix is enough. Given an episode's id (ep-…, as recall lists what was said), the whole
+    passage, where it was said and the memories drawn from it."""
+    from cortexmem.services.graph import drawn_from, episode_dict, is_episode_id, sources_of
     from cortexmem.services.memories import edges_of
     from cortexmem.services.memories import get as do_get
 
     ctx = open_context(click_ctx)
+    if is_episode_id(memory_id):
+        drawn = drawn_from(ctx, memory_id)
+        if as_json:
+            print_json(
+                {
+                    "scope": drawn.scope,
+                    "episode": episode_dict(drawn.episode, None),
+                    "memories": [m.to_dict() for m in drawn.memories],
+                }
+            )
+            return
+        from cortexmem.cli.render import episode_detail
+
+        episode_detail(drawn.episode, drawn.scope, drawn.memories)
+        return
     found = do_get(ctx, memory_id)
     edges = edges_of(ctx, found)
     sources = sources_of(ctx, found)

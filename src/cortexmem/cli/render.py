@@ -75,6 +75,29 @@ def recall_table(results: Sequence[Ranked], query: str) -> None:
                 console.print("       " + escape(line), highlight=False, soft_wrap=True)
 
 
+def episode_detail(e: Episode, scope: str, memories: Sequence[Memory]) -> None:
+    """An episode whole (what was said, as it was kept), where it was said, and the memories
+    drawn from it."""
+    console.print(f"[bold cyan]{e.id}[/]  [bold]said: {e.role}[/]  ({scope})")
+    console.print()
+    console.print(escape(e.text))
+    console.print()
+    where = f"{e.transcript_path}:{e.line}" if e.transcript_path else "-"
+    rows = [
+        ("session", e.session_id or "-"),
+        ("transcript", where + (f" (part {e.chunk + 1})" if e.chunk else "")),
+        ("branch", e.branch or "-"),
+        ("said", f"{e.created_at} ({age(e.created_at)})"),
+    ]
+    for key, value in rows:
+        console.print(f"  [dim]{key:>10}[/]  {escape(value)}")
+    if memories:
+        console.print()
+        console.print("  [dim]memories drawn from it[/]")
+        for m in memories:
+            console.print(f"  ⇒ {m.id} " + escape(f"[{m.memory_type}] {shorten(m.content, 100)}"))
+
+
 def memory_detail(
     m: Memory, scope: str, edges: Sequence[Edge], sources: Sequence[Episode] = ()
 ) -> None:

@@ -78,8 +78,9 @@ AllBranches = Annotated[
 ]
 MemoryId = Annotated[
     str,
-    Field(description="A memory id (m-...) or a unique prefix of one.", min_length=1,
-          max_length=64),
+    Field(description="A memory id (m-...) or a unique prefix of one; for `get`, also an "
+                      "episode id (ep-...) as `search` lists what was said.",
+          min_length=1, max_length=64),
 ]  # fmt: skip
 
 T = TypeVar("T")
@@ -256,7 +257,8 @@ def build_server(project: Path | None = None) -> MCPServer:
 
     @tool()
     def get(id: MemoryId, branch: Branch = None) -> str:
-        """One memory in full, with the edges that link it to others."""
+        """One memory in full, with the edges that link it to others; or one episode (what
+        was said, ep-...) with where it was said and the memories drawn from it."""
         return _dump(call(mcp_tools.get, id, branch=branch))
 
     @tool()

@@ -108,4 +108,4 @@ def drawn_from(ctx: Context, episode_id: str) -> Drawn:
         ids = store.memories_of_episode(episode.id)
         found = store.get_memories(ids)
         return Drawn(episode, scope, [found[i] for i in ids if i in found])
-    raise NotFound(f"no episode with id {wanted}")
+    raise NotFound(f"no episode with id {wanted} (an episode is found by its whole id)")

@@ -362,11 +362,20 @@ def remember(
 
 
 def get(ctx: Context, memory_id: str, *, branch: str | None = None) -> dict[str, Any]:
-    """One memory in full (an id or a unique id prefix) with the edges touching it."""
+    """One memory in full (an id or a unique id prefix) with the edges touching it; or, given
+    an episode's id (``ep-…``, as search lists what was said), the episode and the memories
+    drawn from it."""
+    from cortexmem.services.graph import drawn_from, is_episode_id
     from cortexmem.services.memories import edges_of
     from cortexmem.services.memories import get as find
 
-    found = find(ctx, check_text(memory_id, "id", 64))
+    if is_episode_id(check_text(memory_id, "id", 64)):
+        drawn = drawn_from(ctx, memory_id)
+        return {
+            "episode": episode_record(drawn.episode, drawn.scope),
+            "memories": [memory_record(m, drawn.scope) for m in drawn.memories],
+        }
+    found = find(ctx, memory_id)
     branch, _ = branch_filter(ctx, branch, False)
     out: dict[str, Any] = {"memory": memory_record(found.memory, found.scope, full=True)}
     edges = edges_of(ctx, found)
