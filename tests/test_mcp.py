@@ -391,7 +391,8 @@ def test_reads_of_an_uninitialised_folder_create_nothing(tmp_path: Path):
     folder = tmp_path / "plain"
     folder.mkdir()
     with Context.for_cwd(folder) as ctx:
-        assert mcp_tools.search(ctx, "anything")["results"] == []
+        nothing = mcp_tools.search(ctx, "anything")
+        assert nothing["results"] == [] and nothing["note"].startswith("nothing relevant")
         assert mcp_tools.get_recent(ctx)["events"] == []
         assert mcp_tools.get_plan(ctx)["plan"] is None
         assert mcp_tools.search_decisions(ctx)["decisions"] == []

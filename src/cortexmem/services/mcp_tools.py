@@ -207,7 +207,10 @@ def search(
         if r.linked:
             record["code"] = [memory_record(m, r.scope) for m in r.linked]
         found.append(record)
-    return {"query": text, "branch": branch, "all_branches": all_branches, "results": found}
+    out = {"query": text, "branch": branch, "all_branches": all_branches, "results": found}
+    if not found:  # said plainly, as `cortex recall` says it: nothing cleared the relevance floor
+        out["note"] = "nothing relevant in memory for this query"
+    return out
 
 
 def search_decisions(
