@@ -136,6 +136,13 @@ def memory_detail(
             console.print(f"  ⇐ {escape(episode_line(episode))}")
 
 
+def _when(timestamp: str | None) -> str:
+    """``2026-11-25 00:42 (3m ago)``: to the minute, and how long ago."""
+    if not timestamp:
+        return "-"
+    return f"{timestamp[:16].replace('T', ' ')} ({age(timestamp)})"
+
+
 def status_report(report: dict[str, Any]) -> None:
     branch = report["branch"] or ("detached" if report["commit"] else "-")
     lines = [
@@ -173,7 +180,7 @@ def status_report(report: dict[str, Any]) -> None:
             console.print(
                 f"  captured: {store['transcripts']} transcripts, "
                 f"{store['observations']} tool observations, {store.get('episodes', 0)} episodes, "
-                f"last {store['last_capture'] or '-'}"
+                f"last {_when(store['last_capture'])}"
                 + (
                     f", {report['queued_transcripts']} queued"
                     if scope == "project" and report.get("queued_transcripts")
