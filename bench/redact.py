@@ -33,6 +33,10 @@ ADVERSARIAL: dict[str, Callable[[int], str]] = {
     "docker login": lambda n: "docker login " * (n // 13),
     "a.a.a. then ://": lambda n: "a." * (n // 2) + " ://",
     "password=(((": lambda n: "password=" + "(" * n,
+    "name: X value: (k8s)": lambda n: "name: DB_PASSWORD value: " * (n // 25),
+    "password: | (YAML)": lambda n: "password: |\n" * (n // 12),
+    "base64 lines, END": lambda n: ("A" * 60 + "\n") * (n // 61) + "-----END PRIVATE KEY",
+    '\\"password\\":\\"': lambda n: '\\"password\\":\\"' * (n // 15),
 }
 
 

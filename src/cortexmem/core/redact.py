@@ -81,13 +81,36 @@ def _wordy(value: str) -> bool:
     return bool(_WORDY.match(value)) and _case_changes(value) * 8 <= len(value)
 
 
+_ELLIPSIS_END = re.compile(r"(?:\.{3,}|…)$")
+
+
+def _placeholder(value: str) -> bool:
+    """``<token>``, ``${VAR}``, ``changeme``, ``…``: a stand-in, not a value. A value cut short
+    (``Zk3QxP9vLm2RtY8wQe7...``, as a log or a listing clips it) is judged on what is left: its
+    first 19 characters are still most of a key."""
+    return bool(_PLACEHOLDER.match(_ELLIPSIS_END.sub("", value) or value))
+
+
+# A Go test file's path or a test's ("PASS: tests/unit/auth.test.js"): a path, not a password.
+_RELATIVE_FILE = re.compile(r"[\w.-]+(?:/[\w.-]+)+\.[A-Za-z]{1,5}")
+# A call whose arguments are names or quoted names (``getpass()``, ``get_password(user)``,
+# ``os.environ["DB"]``): code. ``Summer(2024)`` under a password's name is not.
+_NAMED_ARGUMENTS = re.compile(
+    r"[^(\[]*[(\[]\s*(?:(?:[A-Za-z_][\w.]*|\"[^\"]*\"|'[^']*')"
+    r"(?:\s*,\s*(?:[A-Za-z_][\w.]*|\"[^\"]*\"|'[^']*'))*)?\s*[)\]]"
+)
+
+
 def _looks_secret(value: str, *, password: bool = False) -> bool:
     """A value assigned to a secret-named key that is plausibly the secret itself.
 
     ``password``: the name says password (people's passwords are shorter and less random
     than keys), so any value that is not a plain word, reference or placeholder counts."""
     value = value.strip()
-    if len(value) < (6 if password else 8) or _PLACEHOLDER.match(value):
+    if _placeholder(value):
+        return False
+    value = _ELLIPSIS_END.sub("", value)
+    if len(value) < (6 if password else 8):
         return False
     low = value.lower()
     if value.isdigit() or low in {"true", "false", "null", "none", "nil", "required", "optional"}:
@@ -95,6 +118,10 @@ def _looks_secret(value: str, *, password: bool = False) -> bool:
     if value.startswith(("/", "./", "../", "~/", "http://", "https://", "file:", "$", "%")):
         return False
     if _REFERENCE.match(value) and _a_name(value):
+        called = "(" in value or "[" in value
+        if not password or not called or _NAMED_ARGUMENTS.match(value):
+            return False
+    if _RELATIVE_FILE.fullmatch(value):
         return False
     # db-password, my_secret_name, SomeClassName: a name, not a credential, unless it is one
     # long run of letters with the randomness of a key
@@ -115,8 +142,18 @@ _SECRET_WORDS = (
     "secret|token|passw(?:or)?d|passwd|passphrase|pwd|pass|key|apikey|credentials?|creds"
     "|auth|signature|salt|cookie|session"
 )
-_NAME_IS_SECRET = re.compile(rf"(?i)(?:^|[_.-]|(?-i:(?<=[a-z])(?=[A-Z])))(?:{_SECRET_WORDS})s?$")
-_NAME_HAS_SECRET = re.compile(r"(?i)password|passwd|secret|token|api[_.-]?key|private[_.-]?key")
+# ``DB_PASS_PROD``, ``STRIPE_KEY_LIVE``, ``ENCRYPTION_KEY_1``: an environment or a number after
+# the secret word is still its name
+_NAME_SUFFIX = (
+    r"(?:[_.-](?:prod|production|dev|development|live|test|staging|stage|local|old|new|backup"
+    r"|primary|secondary|v?\d+))*"
+)
+_NAME_IS_SECRET = re.compile(
+    rf"(?i)(?:^|[_.-]|(?-i:(?<=[a-z])(?=[A-Z])))(?:{_SECRET_WORDS})s?{_NAME_SUFFIX}$"
+)
+_NAME_HAS_SECRET = re.compile(
+    r"(?i)password|passwd|secret|token(?!i[sz])|api[_.-]?key|private[_.-]?key"
+)
 _NAME_IS_PASSWORD = re.compile(r"(?i)pass|pwd")
 
 
@@ -139,9 +176,10 @@ _LEAD = re.compile(r"^(\(\?i\)|)(?:\[\\w\.-\]\{0,50\}\?)+|(?<=\(\?i:)\[\\w\.-\]\
 @dataclass
 class Rule:
     """One kind of secret. ``group``: the capture group holding the value (0 = whole match,
-    -1 = the first group that matched). ``check``: extra test of the value. ``prefilter``: a
-    cheaper test of the lower-cased text that every text ``regex`` matches in passes; a text
-    that fails it is left alone without running ``regex``."""
+    -1 = the first group that matched, -2 = the group named ``value``). ``check``: extra test
+    of the value. ``prefilter``: a cheaper test of the lower-cased text that every text
+    ``regex`` matches in passes; a text that fails it is left alone without running
+    ``regex``."""
 
     kind: str
     regex: str
@@ -191,18 +229,35 @@ class Rule:
     def _replace(self, match: re.Match[str]) -> str:
         groups = match.re.groupindex
         index = self.group
-        if "v1" in groups:  # the assignment rule: quoted (v1) or bare (v2) value
-            index = groups["v1"] if match.group("v1") is not None else groups["v2"]
+        if "v1" in groups:  # the assignment rule: the value, quoted one way or bare
+            index = next(groups[v] for v in _VALUES if match.group(v) is not None)
+        elif index == -2:
+            index = groups["value"]
         elif index == -1:
             index = next((i for i in range(1, match.re.groups + 1) if match.group(i)), 0)
         elif index > match.re.groups or match.group(index) is None:
             index = 0
         value = match.group(index)
-        if self.keep(value, match) or (index and _PLACEHOLDER.match(value)):
-            return match.group(0)
         whole, base = match.group(0), match.start(0)
         start, end = match.span(index)
+        if self.keep(value, match) or (index and _placeholder(value)):
+            if "v1" not in groups or len(value) < 8:
+                return whole
+            # a value that is not a secret may hold one: a JSON document in a string
+            # ("SecretString": "{\"password\":\"…\"}") is read for assignments of its own
+            inner = self.pattern().sub(self._replace, value)
+            return whole if inner == value else whole[: start - base] + inner + whole[end - base :]
         return whole[: start - base] + MARK.format(self.kind) + whole[end - base :]
+
+
+_VALUES = ("v1", "v3", "v4", "v5", "v2")
+
+
+def _named_value_check(name: str, value: str) -> bool:
+    """A value given apart from its secret name (a YAML block, ``Setenv(name, value)``)."""
+    return _secret_name(name) and _looks_secret(
+        value, password=bool(_NAME_IS_PASSWORD.search(name))
+    )
 
 
 def _password_check(value: str, match: re.Match[str]) -> bool:
@@ -212,7 +267,7 @@ def _password_check(value: str, match: re.Match[str]) -> bool:
 # The words a name must hold for the assignment rule (its keywords and its pattern's).
 _ASSIGNED_WORDS = ("secret", "token", "pass", "pwd", "key", "cred", "auth", "salt", "signature",
                    "cookie", "session")  # fmt: skip
-_NAME_THEN_OPERATOR = re.compile(r"[a-z0-9_.-]{0,80}[\"']?[ \t]*(?::=|=>|\?=|[:=])")
+_NAME_THEN_OPERATOR = re.compile(r"[a-z0-9_.-]{0,80}\\?[\"']?[ \t]*(?::=|=>|\?=|[:=])")
 
 
 def _secret_name_assigned(lower: str) -> bool:
@@ -232,9 +287,13 @@ def _secret_name_assigned(lower: str) -> bool:
 # Go's test report: "--- PASS: TestResetCmd (0.05s)" names a test, not a password (740 such
 # lines in the shared sessions lost their test's name): "--- ", a test's name, its duration.
 _GO_TEST_PASSED = re.compile(r"--- ")
-_GO_TEST = re.compile(r"(?:Test|Example|Benchmark|Fuzz)[A-Z0-9_][\w/.()-]*|(?:Test|Example)")
+_GO_TEST = re.compile(r"(?:Test|Example|Benchmark|Fuzz)[A-Z0-9_]\S*|(?:Test|Example)")
 _GO_DURATION = re.compile(r" \(\d+(?:\.\d+)?s\)")
 _CALL = re.compile(r"([A-Za-z_][\w.]*)\(")
+_ADDRESS_OF = re.compile(r"&[A-Za-z_][\w.]*")
+_OPENING = re.compile(r"[(\[]")
+_ONLY_SESSION = re.compile(r"(?i)[\w.-]*?sessions?(?:[_.-]?(?:id|ids|name))?")
+_SESSION_LIKE = re.compile(r"\d{4}-\d{2}-\d{2}|[0-9a-f]{8}-[0-9a-f]{4}-", re.IGNORECASE)
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 
 
@@ -257,12 +316,23 @@ def _assignment_check(value: str, match: re.Match[str]) -> bool:
     if not _secret_name(name):
         return False
     password = bool(_NAME_IS_PASSWORD.search(name))
+    if not password and _ADDRESS_OF.fullmatch(value):  # Go's ``x := &pkg.Type{``
+        return False
+    if _ONLY_SESSION.fullmatch(name) and (_SESSION_LIKE.match(value) or "/" in value):
+        return False  # a session's id, date or ref ("Session: 2025-12-10-xyz789")
+    if name.lower() == "pass" and " " in value.strip():
+        return False  # what passed ("All tests pass: `mise run test:ci`"), not a password
+    if name.lower() == "key" and value.count("-") >= 3:
+        return False  # a cache key: words joined by dashes, then a hash ("setup-uv-1-…-f6c6")
     if not password:
         # Code, not a literal: a function called (``sessions = _load_sessions(…)``), a
         # signature described (``Signature: `flatten(nested: list) -> list```).
-        head, paren, _ = value.partition("(")
-        called = paren or match.string[match.end() : match.end() + 1] == "("
+        # A type annotated (``sessions: Dict[str, Cache]``, Go's ``[]string{…}``) likewise.
+        head = _OPENING.split(value, 1)[0]
+        called = head != value or match.string[match.end() : match.end() + 1] in ("(", "[")
         if match.group("v2") and called and (_a_word(head) or _DOTTED.fullmatch(head)):
+            return False
+        if match.group("v2") and value.startswith("[]"):
             return False
         call = _CALL.search(value)
         if call and " " in value and ")" in value[call.end() :] and _a_word(call.group(1)):
@@ -319,7 +389,8 @@ OWN_RULES: list[Rule] = [
     ),
     Rule(
         "url-password",
-        r"\b[a-zA-Z][a-zA-Z0-9+.-]{0,30}://[^\s:/@'\"]{0,200}:([^\s@/'\"]{1,400})@",
+        # to the last @ before the host: a password may hold one (``Xk9mPq@q2vLz``)
+        r"\b[a-zA-Z][a-zA-Z0-9+.-]{0,30}://[^\s:/@'\"]{0,200}:([^\s/'\"]{1,400})@",
         group=1,
         check=_password_check,
     ),
@@ -346,20 +417,65 @@ OWN_RULES: list[Rule] = [
     Rule(
         "cli-secret",
         r"(?i)(?:--|-)(?:password|passwd|token|api-key|apikey|secret|client-secret|auth-token"
-        r"|access-key|secret-key|private-key)(?:=|\s+)([\"']?)([^\s\"']+)\1",
-        group=2,
+        r"|access-key|secret-key|private-key)(?:=|\s+)"
+        # quoted, a password may hold spaces (--password "Xk9 mPq2vLz")
+        r"(?:\"([^\"\n]{1,200})\"|'([^'\n]{1,200})'|([^\s\"']+))",
+        group=-1,
         check=_password_check,
+    ),
+    Rule("sshpass", r"\bsshpass\s+-p\s*([^\s\"']+)", group=1, check=_password_check),
+    Rule(
+        "gh-secret",
+        r"\bgh\s+secret\s+set\s+\S+\s+(?:-b|--body)(?:=|\s+)"
+        r"(?:\"([^\"\n]{1,400})\"|'([^'\n]{1,400})'|([^\s\"']+))",
+        group=-1,
+        check=_password_check,
+    ),
+    Rule(
+        # what code puts into the environment (t.Setenv("API_KEY", "…"),
+        # os.environ["API_KEY"] = "…") and a name and its value given apart
+        # (Kubernetes' "- name: DB_PASSWORD / value: …", its JSON form)
+        "named-value",
+        r"(?:(?:[Ss]etenv|putenv|setdefault)\(\s*[\"'](?P<n1>[\w.-]{1,80})[\"']\s*,\s*"
+        r"|(?:environ|ENV|env)\[\s*[\"'](?P<n2>[\w.-]{1,80})[\"']\s*\]\s*=\s*"
+        r"|\bname[\"']?\s*:\s*[\"']?(?P<n3>[\w.-]{1,80})[\"']?\s*,?\s*[\"']?value[\"']?\s*:\s*)"
+        r"[\"']?(?P<value>[^\s\"',)}]{4,400})",
+        group=-2,
+        check=lambda value, match: _named_value_check(
+            match.group("n1") or match.group("n2") or match.group("n3") or "", value
+        ),
+    ),
+    Rule(
+        # a YAML block scalar: "password: |" and the secret on the next, deeper line
+        "yaml-block",
+        r"(?m)^(?P<indent>[ \t]*)(?:- )?(?P<name>[\w.-]{1,80}):[ \t]*[|>][-+]?[ \t]*\r?\n"
+        r"(?P=indent)[ \t]+(?P<value>\S[^\n]{3,400})",
+        group=-2,
+        check=lambda value, match: _named_value_check(match.group("name"), value),
+    ),
+    Rule(
+        # a private key's body shown without its first line (a file read from an offset,
+        # `tail`): the base64 lines before its END line
+        "private-key-body",
+        r"(?m)^(?:[A-Za-z0-9+/=]{40,}\r?\n){1,128}+[A-Za-z0-9+/=]{0,200}\r?\n?"
+        r"(?=-----END[ A-Z0-9]*PRIVATE KEY)",
     ),
     Rule(
         "assignment",
         # the name's look-ahead is bounded like the name and starts at a letter: unbounded, it
         # scanned to the end of a run of dashes from each of them (10 kB of "-": 6.7 s)
-        r"(?P<q>[\"']?)(?P<name>(?<![A-Za-z0-9_.])(?=[A-Za-z_])(?=[A-Za-z0-9_.-]{0,80}?(?i:secret|token|pass|pwd|key|cred|auth|salt|signature|cookie|session))[A-Za-z_][A-Za-z0-9_.-]{0,80})(?P=q)"
-        r"[ \t]*(?::=|=>|\?=|[:=])[ \t]*(?:(?P<vq>[\"'`])(?P<v1>[^\"'`\n]{4,400})(?P=vq)"
-        # a value unquoted runs to a space or a delimiter; a parenthesis within it is part of
-        # it (``hunter2(2)``, ``abc(def)ghi``): cut there, a password's tail stayed in clear
+        r"(?P<q>\\?[\"']|)(?P<name>(?<![A-Za-z0-9_.])(?=[A-Za-z_])(?=[A-Za-z0-9_.-]{0,80}?(?i:secret|token|pass|pwd|key|cred|auth|salt|signature|cookie|session))[A-Za-z_][A-Za-z0-9_.-]{0,80})(?P=q)"
+        r"[ \t]*(?::=|=>|\?=|[:=])[ \t]*(?:"
+        # JSON inside JSON (\"password\":\"…\"), then each quote with the others and
+        # escapes inside it ("it's-a-secret-99", "p\"ssw0rd"), Python's b'…' and r"…" too
+        r"\\\"(?P<v5>[^\"\\\n]{4,400})\\\""
+        r"|(?:[bBrRuU]{1,2}(?=[\"']))?(?:\"(?P<v1>(?:\\.|[^\"\\\n]){4,400})\""
+        r"|'(?P<v3>(?:\\.|[^'\\\n]){4,400})'|`(?P<v4>[^`\n]{4,400})`)"
+        # a value unquoted runs to a space or a delimiter; a parenthesis or bracket within it
+        # is part of it (``hunter2(2)``, ``p@ss[w0rd]``): cut there, a password's tail stayed
+        # in clear
         r"|(?P<v2>[^\s\"'`,;)(\[\]{}<>]{1,400}"
-        r"(?:\([^\s()\"'`]{0,200}\)?[^\s\"'`,;)(\[\]{}<>]{0,200}){0,8}))",
+        r"(?:[(\[][^\s()\[\]]{0,200}[)\]]?[^\s\"'`,;)(\[\]{}<>]{0,200}){0,8}))",
         check=_assignment_check,
         prefilter=_secret_name_assigned,
     ),
@@ -394,6 +510,20 @@ _OWN_KEYWORDS: dict[str, tuple[str, ...]] = {
     "netrc-password": ("password",),
     "mysql-password": ("mysql", "mariadb"),
     "cli-password": ("login",),
+    "sshpass": ("sshpass",),
+    "gh-secret": ("secret",),
+    "named-value": (
+        "setenv",
+        "putenv",
+        "setdefault",
+        "environ[",
+        "env[",
+        "value:",
+        'value":',
+        "value':",
+    ),
+    "yaml-block": _ASSIGNED_WORDS,
+    "private-key-body": ("-----end",),
     "cli-secret": tuple(
         f"-{w}"
         for w in (
