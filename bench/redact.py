@@ -35,6 +35,7 @@ ADVERSARIAL: dict[str, Callable[[int], str]] = {
     "password=(((": lambda n: "password=" + "(" * n,
     "name: X value: (k8s)": lambda n: "name: DB_PASSWORD value: " * (n // 25),
     "password: | (YAML)": lambda n: "password: |\n" * (n // 12),
+    "curl -u, line by line": lambda n: ("curl -u " * 30 + "\n") * (n // 241),
     "base64 lines, END": lambda n: ("A" * 60 + "\n") * (n // 61) + "-----END PRIVATE KEY",
     '\\"password\\":\\"': lambda n: '\\"password\\":\\"' * (n // 15),
 }

@@ -21,6 +21,7 @@ says "MAX_TOKENS=4096" or "password=settings.DB_PASSWORD" is knowledge, not a le
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -55,7 +56,7 @@ _REFERENCE = re.compile(
     r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+(?:\(.*\)|\[.*\])?$"
     r"|^[A-Za-z_][A-Za-z0-9_.]*\s*[(\[].*[)\]]$"
 )
-_WORDY = re.compile(r"^[A-Za-z]+(?:[-_. ][A-Za-z]+)*$")
+_WORDY = re.compile(r"^[A-Za-z]+(?:['’][A-Za-z]+)?(?:[-_. ][A-Za-z]+(?:['’][A-Za-z]+)?)*$")
 _NOT_A_SECRET_NAME = re.compile(
     r"(?i)(?:^|[_.-])(?:name|names|id|ids|file|path|dir|url|uri|env|var|type|len|length|size|count"
     r"|header|field|prefix|suffix|ttl|timeout|expiry|expires|endpoint|max|min|limit|mode|version"
@@ -95,9 +96,17 @@ def _placeholder(value: str) -> bool:
 _RELATIVE_FILE = re.compile(r"[\w.-]+(?:/[\w.-]+)+\.[A-Za-z]{1,5}")
 # A call whose arguments are names or quoted names (``getpass()``, ``get_password(user)``,
 # ``os.environ["DB"]``): code. ``Summer(2024)`` under a password's name is not.
+_ARGUMENT = r"(?:[A-Za-z_][\w.]*|\"[^\"]*\"|'[^']*')"
+_INDEX = r"(?:[A-Za-z_][\w.]*|\"[^\"]*\"|'[^']*'|-?\d+|-?\d*:-?\d*)"
 _NAMED_ARGUMENTS = re.compile(
-    r"[^(\[]*[(\[]\s*(?:(?:[A-Za-z_][\w.]*|\"[^\"]*\"|'[^']*')"
-    r"(?:\s*,\s*(?:[A-Za-z_][\w.]*|\"[^\"]*\"|'[^']*'))*)?\s*[)\]]"
+    rf"[^(\[]*(?:\(\s*(?:{_ARGUMENT}(?:\s*,\s*{_ARGUMENT})*)?\s*\)"
+    rf"|\[\s*{_INDEX}(?:\s*,\s*{_INDEX})*\s*\])"
+)
+# ``os.path.dirname(os.path.abspath(__file__))``, ``Dict[str, AuthInfo]``: a dotted call of
+# calls, a type with its parameters: code, under any name
+_CODE_CALL = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\([\w.,\s()\[\]\"']*")
+_GENERIC_TYPE = re.compile(
+    r"(?:[A-Z]\w*|dict|list|set|tuple|type|map)\[[A-Za-z_][\w.]*(?:,|\]|\[)?"
 )
 
 
@@ -121,6 +130,10 @@ def _looks_secret(value: str, *, password: bool = False) -> bool:
         called = "(" in value or "[" in value
         if not password or not called or _NAMED_ARGUMENTS.match(value):
             return False
+    if (_CODE_CALL.fullmatch(value) or _GENERIC_TYPE.fullmatch(value)) and _a_word(
+        _OPENING.split(value, 1)[0]
+    ):
+        return False
     if _RELATIVE_FILE.fullmatch(value):
         return False
     # db-password, my_secret_name, SomeClassName: a name, not a credential, unless it is one
@@ -226,7 +239,7 @@ class Rule:
             return text
         return self.pattern().sub(self._replace, text)
 
-    def _replace(self, match: re.Match[str]) -> str:
+    def _replace(self, match: re.Match[str], nested: bool = True) -> str:
         groups = match.re.groupindex
         index = self.group
         if "v1" in groups:  # the assignment rule: the value, quoted one way or bare
@@ -241,16 +254,18 @@ class Rule:
         whole, base = match.group(0), match.start(0)
         start, end = match.span(index)
         if self.keep(value, match) or (index and _placeholder(value)):
-            if "v1" not in groups or len(value) < 8:
+            if "v1" not in groups or not nested or len(value) < 8 or match.group("v2"):
                 return whole
-            # a value that is not a secret may hold one: a JSON document in a string
-            # ("SecretString": "{\"password\":\"…\"}") is read for assignments of its own
-            inner = self.pattern().sub(self._replace, value)
+            # a quoted value that is not a secret may hold one: a JSON document in a string
+            # ("SecretString": "{\"password\":\"…\"}") is read for assignments of its own,
+            # once (not what that reading keeps in turn)
+            inner = self.pattern().sub(functools.partial(self._replace, nested=False), value)
             return whole if inner == value else whole[: start - base] + inner + whole[end - base :]
         return whole[: start - base] + MARK.format(self.kind) + whole[end - base :]
 
 
 _VALUES = ("v1", "v3", "v4", "v5", "v2")
+_PROSE_WORD = re.compile(r"(?<!\S)[A-Za-z]{2,}[,.;:]?(?!\S)")
 
 
 def _named_value_check(name: str, value: str) -> bool:
@@ -290,10 +305,13 @@ _GO_TEST_PASSED = re.compile(r"--- ")
 _GO_TEST = re.compile(r"(?:Test|Example|Benchmark|Fuzz)[A-Z0-9_]\S*|(?:Test|Example)")
 _GO_DURATION = re.compile(r" \(\d+(?:\.\d+)?s\)")
 _CALL = re.compile(r"([A-Za-z_][\w.]*)\(")
+_HEX = re.compile(r"[0-9a-f]+")
 _ADDRESS_OF = re.compile(r"&[A-Za-z_][\w.]*")
 _OPENING = re.compile(r"[(\[]")
 _ONLY_SESSION = re.compile(r"(?i)[\w.-]*?sessions?(?:[_.-]?(?:id|ids|name))?")
-_SESSION_LIKE = re.compile(r"\d{4}-\d{2}-\d{2}|[0-9a-f]{8}-[0-9a-f]{4}-", re.IGNORECASE)
+_SESSION_LIKE = re.compile(r"\d{4}-\d{2}-\d{2}(?:-[A-Za-z0-9]{1,40})?")
+# setup-uv-1-x86_64-unknown-linux-gnu-f6c65b…: lower-case words and numbers, a hash at the end
+_CACHE_KEY = re.compile(r"[a-z][a-z0-9_.]*(?:-[a-z0-9_.]+){2,}-[0-9a-f]{8,}")
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 
 
@@ -318,11 +336,16 @@ def _assignment_check(value: str, match: re.Match[str]) -> bool:
     password = bool(_NAME_IS_PASSWORD.search(name))
     if not password and _ADDRESS_OF.fullmatch(value):  # Go's ``x := &pkg.Type{``
         return False
-    if _ONLY_SESSION.fullmatch(name) and (_SESSION_LIKE.match(value) or "/" in value):
+    refs = [part for part in value.split("/") if part]
+    words = len(refs) > 1 and all(_wordy(part.split(":")[-1]) for part in refs)
+    if _ONLY_SESSION.fullmatch(name) and (_SESSION_LIKE.fullmatch(value) or words):
         return False  # a session's id, date or ref ("Session: 2025-12-10-xyz789")
-    if name.lower() == "pass" and " " in value.strip():
+    if name.lower() == "pass" and match.group("v4") and " " in value.strip():
         return False  # what passed ("All tests pass: `mise run test:ci`"), not a password
-    if name.lower() == "key" and value.count("-") >= 3:
+    cache_words = [
+        p for p in value.split("-") if len(p) >= 3 and p.isalpha() and not _HEX.fullmatch(p)
+    ]
+    if name.lower() == "key" and _CACHE_KEY.fullmatch(value) and len(cache_words) >= 2:
         return False  # a cache key: words joined by dashes, then a hash ("setup-uv-1-…-f6c6")
     if not password:
         # Code, not a literal: a function called (``sessions = _load_sessions(…)``), a
@@ -423,10 +446,25 @@ OWN_RULES: list[Rule] = [
         group=-1,
         check=_password_check,
     ),
-    Rule("sshpass", r"\bsshpass\s+-p\s*([^\s\"']+)", group=1, check=_password_check),
+    Rule(
+        # curl's user and password however far from "curl" (a long -d body before -u: past
+        # gitleaks' bounded curl rule)
+        "curl-user",
+        r"(?:^|\s)(?:-u|--user)(?:=|\s+)(?:\"[^\":\n]{1,100}:([^\"\n]{1,200})\""
+        r"|'[^':\n]{1,100}:([^'\n]{1,200})'|[^\s:\"']{1,100}:([^\s\"']{1,200}))",
+        group=-1,
+        check=_password_check,
+    ),
+    Rule(
+        "sshpass",
+        r"\bsshpass\s+-p\s*(?:\"([^\"\n]{1,200})\"|'([^'\n]{1,200})'|([^\s\"']+))",
+        group=-1,
+        check=_password_check,
+    ),
     Rule(
         "gh-secret",
-        r"\bgh\s+secret\s+set\s+\S+\s+(?:-b|--body)(?:=|\s+)"
+        r"\bgh\s+secret\s+set\s+\S+(?:\s+-{1,2}(?!b\b|body\b)[\w-]+(?:[= ][^\s-]\S*)?){0,6}"
+        r"\s+(?:-b|--body)(?:=|\s*)"
         r"(?:\"([^\"\n]{1,400})\"|'([^'\n]{1,400})'|([^\s\"']+))",
         group=-1,
         check=_password_check,
@@ -436,10 +474,13 @@ OWN_RULES: list[Rule] = [
         # os.environ["API_KEY"] = "…") and a name and its value given apart
         # (Kubernetes' "- name: DB_PASSWORD / value: …", its JSON form)
         "named-value",
-        r"(?:(?:[Ss]etenv|putenv|setdefault)\(\s*[\"'](?P<n1>[\w.-]{1,80})[\"']\s*,\s*"
-        r"|(?:environ|ENV|env)\[\s*[\"'](?P<n2>[\w.-]{1,80})[\"']\s*\]\s*=\s*"
-        r"|\bname[\"']?\s*:\s*[\"']?(?P<n3>[\w.-]{1,80})[\"']?\s*,?\s*[\"']?value[\"']?\s*:\s*)"
-        r"[\"']?(?P<value>[^\s\"',)}]{4,400})",
+        r"(?:(?:[Ss]etenv|putenv|setdefault)\([ \t]{0,8}[\"'](?P<n1>[\w.-]{1,80})[\"'][ \t]{0,8},"
+        r"[ \t]{0,8}(?=[\"'])"
+        r"|(?:environ|ENV|env)\[[ \t]{0,8}[\"'](?P<n2>[\w.-]{1,80})[\"'][ \t]{0,8}\][ \t]{0,8}="
+        r"[ \t]{0,8}(?=[\"'])"
+        r"|(?i:\bname)\\?[\"']?[ \t]{0,8}:[ \t]{0,8}\\?[\"']?(?P<n3>[\w.-]{1,80})\\?[\"']?"
+        r"[ \t]{0,8},?\s{0,20}(?:- )?\\?[\"']?(?i:value)\\?[\"']?[ \t]{0,8}:[ \t]{0,8})"
+        r"\\?[\"']?(?P<value>[^\s\"'\\,)}]{4,400})",
         group=-2,
         check=lambda value, match: _named_value_check(
             match.group("n1") or match.group("n2") or match.group("n3") or "", value
@@ -451,7 +492,9 @@ OWN_RULES: list[Rule] = [
         r"(?m)^(?P<indent>[ \t]*)(?:- )?(?P<name>[\w.-]{1,80}):[ \t]*[|>][-+]?[ \t]*\r?\n"
         r"(?P=indent)[ \t]+(?P<value>\S[^\n]{3,400})",
         group=-2,
-        check=lambda value, match: _named_value_check(match.group("name"), value),
+        check=lambda value, match: (
+            len(_PROSE_WORD.findall(value)) < 3 and _named_value_check(match.group("name"), value)
+        ),
     ),
     Rule(
         # a private key's body shown without its first line (a file read from an offset,
@@ -511,8 +554,10 @@ _OWN_KEYWORDS: dict[str, tuple[str, ...]] = {
     "mysql-password": ("mysql", "mariadb"),
     "cli-password": ("login",),
     "sshpass": ("sshpass",),
+    "curl-user": ("curl",),
     "gh-secret": ("secret",),
     "named-value": (
+        'value\\":',
         "setenv",
         "putenv",
         "setdefault",
@@ -545,6 +590,13 @@ for _rule in OWN_RULES:
     _rule.keywords = _OWN_KEYWORDS.get(_rule.kind, ())
 
 
+# gitleaks' curl rules read from "curl" to a flag: a text without the flag is not read at all
+_CURL_FLAGS: dict[str, Callable[[str], bool]] = {
+    "curl-auth-header": lambda lower: "-h" in lower or "--header" in lower,
+    "curl-auth-user": lambda lower: "-u" in lower or "--user" in lower,
+}
+
+
 def _bounded(regex: str) -> str:
     """``regex`` with its unbounded runs of any character bounded (gitleaks' curl rules:
     ``\\bcurl\\b.*?`` scanned to the end of the line from every "curl", 100 kB of them took
@@ -565,7 +617,7 @@ def gitleaks_rules() -> tuple[Rule, ...]:
             min_entropy=float(r.get("entropy", 0.0)),
             allow=tuple(r.get("allow", ())),
             stopwords=tuple(r.get("stopwords", ())),
-            prefilter=_named_prefilter(r["regex"]),
+            prefilter=_CURL_FLAGS.get(r["id"]) or _named_prefilter(r["regex"]),
         )
         for r in data["rules"]
     )
