@@ -452,6 +452,34 @@ def test_the_server_answers_and_survives_bad_requests(servers: Servers, project:
 
 
 @pytest.mark.slow
+def test_one_server_serves_a_project_whatever_runtime_folder_a_hook_runs_under(
+    servers: Servers, project: dict, ctx: Context, runtime: str, monkeypatch: pytest.MonkeyPatch
+):
+    """A terminal and an IDE can give their hooks different $XDG_RUNTIME_DIRs: the second
+    environment finds the project's server through the project's pointer, and a server
+    started there leaves at once instead of loading a second model for the same store."""
+    first = servers.start()
+    servers.wait_ready(first)
+    data_dir = str(ctx.paths.data_dir)
+    pointer = Path(data_dir) / recall_client.POINTER
+    assert pointer.read_text().strip() == recall_client.socket_path(project["key"])
+    other = tempfile.mkdtemp(prefix="cx-", dir="/tmp")
+    monkeypatch.setenv("XDG_RUNTIME_DIR", other)
+    try:
+        second = servers.start()
+        assert second.wait(timeout=30) == 0  # left at once: the project has its server
+        assert recall_client.ask(project["key"], {"op": "ping"}, 1.0) is None  # none here
+        found = recall_client.ask(project["key"], {"op": "ping"}, 2.0, data_dir)
+        assert found is not None and found["pid"] == first.pid
+        assert servers_of(project["root"]) == [first.pid]
+    finally:
+        monkeypatch.setenv("XDG_RUNTIME_DIR", runtime)
+        shutil.rmtree(other, ignore_errors=True)
+    assert servers.ask({"op": "stop"})["ok"]
+    assert first.wait(timeout=30) == 0
+    assert not pointer.exists()  # the pointer leaves with its server
+
+
 def test_the_server_embeds_new_memories_between_requests(
     servers: Servers, project: dict, ctx: Context
 ):

@@ -73,8 +73,9 @@ def serve(click_ctx: click.Context, stop: bool, show_status: bool, idle: float |
 
     ctx = open_context(click_ctx)
     key = ctx.paths.project_hash
+    data_dir = str(ctx.paths.data_dir)
     if stop or show_status:
-        reply = recall_client.ask(key, {"op": "stop" if stop else "ping"}, timeout=2.0)
+        reply = recall_client.ask(key, {"op": "stop" if stop else "ping"}, 2.0, data_dir)
         if reply is None:
             click.echo("No recall server is running for this project.")
         elif stop:
@@ -87,6 +88,10 @@ def serve(click_ctx: click.Context, stop: bool, show_status: bool, idle: float |
     from cortexmem.recall.client import IDLE_SECONDS
     from cortexmem.recall.server import run
 
+    running = recall_client.ask(key, {"op": "ping"}, 2.0, data_dir)
+    if running is not None:  # one server per project: this one would leave at once
+        click.echo(f"A recall server already serves this project (pid {running.get('pid')}).")
+        return
     click.echo(f"Serving recall for {ctx.paths.root} on {recall_client.socket_path(key)}")
     # With Claude Code's transcript reader: the server also takes the Stop hooks' turn ends.
     run(ctx.paths.worktree or ctx.paths.root, idle or IDLE_SECONDS, READER, writers)

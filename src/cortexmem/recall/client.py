@@ -20,6 +20,10 @@ from cortexmem import settings
 
 IDLE_SECONDS = settings.DEFAULT_SERVER_IDLE
 MAX_REPLY = 1 << 20
+# In the project's data folder: the socket its one server listens on. A hook run under another
+# ``$XDG_RUNTIME_DIR`` (a terminal and an IDE) looks for the socket in another folder; it finds
+# the server there instead of starting a second one.
+POINTER = "recall-server"
 
 
 def runtime_dir() -> str:
@@ -46,10 +50,28 @@ def socket_path(project_hash: str) -> str:
     return os.path.join(runtime_dir(), f"{project_hash[:16]}.sock")
 
 
-def _send(project_hash: str, request: dict, timeout: float) -> socket.socket | None:
-    """A connection to the project's server with ``request`` sent on it; None when no server
-    (of ours) is there to take it."""
+def _socket_of(project_hash: str, data_dir: str | None) -> str:
+    """The socket of the project's server: in this runtime folder, else where the project's
+    pointer says its server listens."""
     path = socket_path(project_hash)
+    if data_dir is None or os.path.exists(path):
+        return path
+    try:
+        with open(os.path.join(data_dir, POINTER), encoding="utf-8") as handle:
+            elsewhere = handle.read(4096).strip()
+    except OSError:
+        return path
+    name = f"{project_hash[:16]}.sock"
+    return elsewhere if os.path.basename(elsewhere) == name else path
+
+
+def _send(
+    project_hash: str, request: dict, timeout: float, data_dir: str | None = None
+) -> socket.socket | None:
+    """A connection to the project's server with ``request`` sent on it; None when no server
+    (of ours) is there to take it. ``data_dir``: the project's data folder (its pointer to a
+    server listening under another runtime folder)."""
+    path = _socket_of(project_hash, data_dir)
     if not os.path.exists(path) or not private(os.path.dirname(path)):
         return None
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -63,9 +85,11 @@ def _send(project_hash: str, request: dict, timeout: float) -> socket.socket | N
     return conn
 
 
-def ask(project_hash: str, request: dict, timeout: float) -> dict | None:
+def ask(
+    project_hash: str, request: dict, timeout: float, data_dir: str | None = None
+) -> dict | None:
     """Send one request; the reply, or ``None`` when no server answers in time."""
-    conn = _send(project_hash, request, timeout)
+    conn = _send(project_hash, request, timeout, data_dir)
     if conn is None:
         return None
     try:
@@ -86,10 +110,12 @@ def ask(project_hash: str, request: dict, timeout: float) -> dict | None:
         return None
 
 
-def tell(project_hash: str, request: dict, timeout: float = 0.05) -> bool:
+def tell(
+    project_hash: str, request: dict, timeout: float = 0.05, data_dir: str | None = None
+) -> bool:
     """Hand one request to the server without waiting for its answer (the server does the work
     later, off the caller's path); True when a server took it."""
-    conn = _send(project_hash, request, timeout)
+    conn = _send(project_hash, request, timeout, data_dir)
     if conn is None:
         return False
     conn.close()

@@ -4,7 +4,9 @@ Run by ``recall_client.start`` as ``python -m cortexmem.recall.server --root DIR
 ``cortex serve``). It listens on a Unix socket in a private folder (mode 0700), answers one
 JSON request per connection, and between requests embeds memories that have no vector yet, a
 batch at a time, so captures never wait for the model. It holds an exclusive lock for its
-lifetime (a second server of the same project exits at once) and exits by itself after
+lifetime, in the project's data folder (a second server of the same project exits at once,
+even one started under another ``$XDG_RUNTIME_DIR``: hooks there find this one through the
+project's ``recall-server`` pointer) and exits by itself after
 ``--idle`` seconds without a request, or when its project's store is gone.
 
 It is also the project's one model worker: every ``MODEL_EVERY`` seconds, when a model is
@@ -44,11 +46,12 @@ import socket
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from cortexmem import settings
 from cortexmem.model import utc_now
-from cortexmem.recall.client import IDLE_SECONDS, private, runtime_dir, socket_path
+from cortexmem.project.files import write_atomic
+from cortexmem.recall.client import IDLE_SECONDS, POINTER, private, runtime_dir, socket_path
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -75,6 +78,8 @@ UPKEEP_WAIT = 2.0
 MODEL_EVERY = 10.0
 MODEL_WORK = 300.0
 LESSON_BATCH = 64
+# In the project's data folder, held by its one server (``POINTER`` says where it listens).
+PROJECT_LOCK = "recall-server.lock"
 
 
 # A turn's end handed over is captured within this many seconds of work.
@@ -628,38 +633,62 @@ def run(
             log_line(paths.log, why)
         return 1
     path = socket_path(paths.project_hash)
+    # One server per project, whatever runtime folder it was started under (a terminal's and
+    # an IDE's differ): the project's own lock first, then this folder's.
+    project_lock = _lock(str(paths.data_dir / PROJECT_LOCK)) if paths.data_dir.is_dir() else None
+    if paths.data_dir.is_dir() and project_lock is None:
+        return 0
     lock_path = path[: -len(".sock")] + ".lock"
-    fd = os.open(lock_path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-    lock = os.fdopen(fd, "w")
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        # A server that exits removes its lock file; one we opened just before that is no
-        # longer the lock (another start may hold a new one): leave serving to that one.
-        if os.fstat(fd).st_ino != os.stat(lock_path).st_ino:
-            raise OSError("lock file replaced")
-    except OSError:
-        lock.close()
+    lock = _lock(lock_path)
+    if lock is None:
+        if project_lock is not None:
+            project_lock.close()
         return 0
     # The worktree given: resolving paths.root again may differ.
     server = RecallServer(root, idle, reader, writers)
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    pointer = paths.data_dir / POINTER
     try:
         sock.bind(path)
         os.chmod(path, 0o600)
         sock.listen(16)
+        if project_lock is not None:
+            with contextlib.suppress(OSError):
+                write_atomic(pointer, path + "\n", private=True)
         server.serve(sock)
     finally:
         server.join_model_worker()
         sock.close()
+        with contextlib.suppress(OSError):
+            if pointer.read_text(encoding="utf-8").strip() == path:
+                pointer.unlink()
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
         server.ctx.close()
         with contextlib.suppress(FileNotFoundError):
             os.unlink(lock_path)  # one lock file per running server, not per project ever served
         lock.close()
+        if project_lock is not None:
+            project_lock.close()
     return 0
+
+
+def _lock(lock_path: str) -> TextIO | None:
+    """``lock_path`` locked for this process's lifetime; None when another holds it. A server
+    that exits removes its runtime folder's lock file: one opened just before that is no
+    longer the lock (another start may hold a new one), so that start leaves serving to it."""
+    fd = os.open(lock_path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    lock = os.fdopen(fd, "w")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if os.fstat(fd).st_ino != os.stat(lock_path).st_ino:
+            raise OSError("lock file replaced")
+    except OSError:
+        lock.close()
+        return None
+    return lock
 
 
 def main(

@@ -95,7 +95,7 @@ def _warm_up(hook: HookInput, paths: ProjectPaths) -> None:
     (the server exits by itself once sessions stop asking)."""
     from cortexmem.recall import client as recall_client
 
-    if recall_client.ask(paths.project_hash, {"op": "ping"}, timeout=0.05) is None:
+    if recall_client.ask(paths.project_hash, {"op": "ping"}, 0.05, str(paths.data_dir)) is None:
         recall_client.start(str(paths.worktree or paths.root), SERVER_MODULE)
         hook.log("SessionStart: recall server starting", paths.log)
 
@@ -116,7 +116,7 @@ def _anticipate(hook: HookInput, *, deadline: float) -> dict[str, Any] | None:
     branch, _ = paths.branch_and_commit()  # this worktree's branch, not the main one's
     request = {"op": "anticipate", "prompt": prompt[:PROMPT_SENT], "branch": branch,
                "session_id": hook.session_id, "deadline": time.time() + timeout}  # fmt: skip
-    reply = recall_client.ask(paths.project_hash, request, timeout=timeout)
+    reply = recall_client.ask(paths.project_hash, request, timeout, str(paths.data_dir))
     if reply is None:
         recall_client.start(str(paths.worktree or paths.root), SERVER_MODULE)
         hook.log("UserPromptSubmit: no recall server answered; starting one", paths.log)
@@ -183,7 +183,7 @@ def _handed_to_server(hook: HookInput) -> bool:
             None if hook.agent_transcript_path is None else str(hook.agent_transcript_path)
         ),
     }  # fmt: skip
-    reply = recall_client.ask(paths.project_hash, request, timeout=HAND_OVER_WAIT)
+    reply = recall_client.ask(paths.project_hash, request, HAND_OVER_WAIT, str(paths.data_dir))
     if reply is None or not reply.get("ok"):
         return False
     hook.log(f"{hook.event}: handed to the recall server ({reply.get('queued')} queued)",

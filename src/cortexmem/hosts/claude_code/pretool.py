@@ -73,7 +73,9 @@ def warnings(payload: dict[str, object], wait: float) -> dict[str, object] | Non
         # past it, the server records nothing as shown: this hook looks the lessons up itself
         "deadline": time.time() + wait,
     }
-    reply = recall_client.ask(paths.project_hash, request, timeout=wait)
+    reply = recall_client.ask(
+        paths.project_hash, request, timeout=wait, data_dir=str(paths.data_dir)
+    )
     if reply is None:
         from cortexmem.hosts.claude_code.serve import SERVER_MODULE
 
