@@ -263,3 +263,19 @@ def test_a_file_where_the_store_folder_should_be_is_a_user_error(run, repo: Path
     (repo / ".cortex").write_text("not a folder")
     result = run("remember", "x", code=1)
     assert result.stderr.count("\n") == 1 and ".cortex" in result.stderr
+
+
+def test_sessions_of_a_project_folder_gone_are_skipped_in_one_line(tmp_path: Path):
+    """`cortex import-history` on a machine where the projects moved: one line per project
+    folder gone (the first file and how many more), not one per session."""
+    folder = tmp_path / "projects" / "-gone-app"
+    folder.mkdir(parents=True)
+    for n in range(3):
+        record = {"type": "user", "uuid": f"u{n}", "sessionId": f"s{n}", "cwd": "/gone/app",
+                  "timestamp": "2026-01-01T00:00:00Z",
+                  "message": {"role": "user", "content": "hello there"}}  # fmt: skip
+        (folder / f"s{n}.jsonl").write_text(json.dumps(record) + "\n")
+    result = CliRunner().invoke(cli, ["import-history", str(tmp_path / "projects")])
+    said = [line for line in result.stderr.splitlines() if "skipped" in line]
+    assert said == [f"  skipped {folder / 's0.jsonl'} and 2 more: its project folder /gone/app "
+                    "is gone (use --into DIR)"], result.output  # fmt: skip
