@@ -753,14 +753,14 @@ def _run_ingest(paths: list[Path], into: Path | None, as_json: bool) -> None:
             f"{totals['observations_added']} tool calls observed, "
             f"{totals['lessons_added']} lessons learned"
         )
-    # one line per reason (a project folder gone skips all its sessions): the first file, and
-    # how many more
+    # one line per reason (a project folder gone skips all its sessions): the first file by
+    # name, and how many more
     by_reason: dict[str, list[str]] = {}
     for skipped in result.skipped:
         by_reason.setdefault(skipped.reason, []).append(skipped.path)
     for reason, files in by_reason.items():
         more = f" and {len(files) - 1} more" if len(files) > 1 else ""
-        click.echo(f"  skipped {files[0]}{more}: {reason}", err=True)
+        click.echo(f"  skipped {min(files)}{more}: {reason}", err=True)
 
 
 _INTO = click.option(
