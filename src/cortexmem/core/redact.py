@@ -96,17 +96,21 @@ def _placeholder(value: str) -> bool:
 _RELATIVE_FILE = re.compile(r"[\w.-]+(?:/[\w.-]+)+\.[A-Za-z]{1,5}")
 # A call whose arguments are names or quoted names (``getpass()``, ``get_password(user)``,
 # ``os.environ["DB"]``): code. ``Summer(2024)`` under a password's name is not.
-_ARGUMENT = r"(?:[A-Za-z_][\w.]*|\"[^\"]*\"|'[^']*')"
+# a name, a quoted name, a keyword given a name, a name indexed (``auth[0]``)
+_ARGUMENT = r"(?:[A-Za-z_]\w*=)?(?:[A-Za-z_][\w.]*(?:\[[\w\"':-]{0,40}\])?|\"[^\"]*\"|'[^']*')"
 _INDEX = r"(?:[A-Za-z_][\w.]*|\"[^\"]*\"|'[^']*'|-?\d+|-?\d*:-?\d*)"
 _NAMED_ARGUMENTS = re.compile(
     rf"[^(\[]*(?:\(\s*(?:{_ARGUMENT}(?:\s*,\s*{_ARGUMENT})*)?\s*\)"
     rf"|\[\s*{_INDEX}(?:\s*,\s*{_INDEX})*\s*\])"
 )
-# ``os.path.dirname(os.path.abspath(__file__))``, ``Dict[str, AuthInfo]``: a dotted call of
-# calls, a type with its parameters: code, under any name
-_CODE_CALL = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\([\w.,\s()\[\]\"']*")
+# ``os.path.dirname(os.path.abspath(__file__))``, ``get_auth_from_url(proxies[scheme])``,
+# ``Dict[str, AuthInfo]``: a call of a dotted or snake_case name, a type with its parameters:
+# code, under any name
+_CODE_CALL = re.compile(
+    r"(?:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|_?[a-z]+(?:_[a-z]+)+)\([\w.,\s()\[\]\"'=]*"
+)
 _GENERIC_TYPE = re.compile(
-    r"(?:[A-Z]\w*|dict|list|set|tuple|type|map)\[[A-Za-z_][\w.]*(?:,|\]|\[)?"
+    r"(?:[A-Z]\w*|dict|list|set|tuple|type|map)\[\[?[A-Za-z_][\w.]*(?:,|\]|\[)?"
 )
 
 
@@ -319,8 +323,10 @@ def _a_name(reference: str) -> bool:
     """``settings.DB_PASSWORD``, ``getpass()``, ``os.environ["X"]``: what a reference starts with
     is a dotted name or a word, not a key's random letters followed by a note in parentheses
     (``Zk3QxP9vLm2RtY8w (rotated 2024-05)``)."""
-    head = reference.split("(", 1)[0].split("[", 1)[0]
-    return "." in head or _a_word(head.strip())
+    head = reference.split("(", 1)[0].split("[", 1)[0].strip()
+    if "." in head:  # settings.DB_PASSWORD, not sk.eyJ1Ijoi… or Hello.World99
+        return all(_a_word(part.rstrip("0123456789") or "x") for part in head.split(".")[1:])
+    return _a_word(head)
 
 
 def _a_word(identifier: str) -> bool:
@@ -336,6 +342,19 @@ def _assignment_check(value: str, match: re.Match[str]) -> bool:
     password = bool(_NAME_IS_PASSWORD.search(name))
     if not password and _ADDRESS_OF.fullmatch(value):  # Go's ``x := &pkg.Type{``
         return False
+    if value.lower() == name.lower().rsplit(".", 1)[-1]:  # AWS_SIGNATURE_V2 = 'AWS_SIGNATURE_V2'
+        return False
+    quoted = next((v for v in ("v1", "v3") if match.group(v) is not None), None)
+    if not password and quoted:
+        before = match.string[max(0, match.start(quoted) - 3) : match.start(quoted) - 1]
+        if "r" in before.lower():  # r"…": a regular expression
+            return False
+        # "Don't embed data in the PKCS7 structure": words, none of them a key's random run
+        tokens = value.split()
+        if len(_PROSE_WORD.findall(value)) >= 4 and all(
+            len(t) <= 6 or _PROSE_WORD.fullmatch(t) for t in tokens
+        ):
+            return False
     refs = [part for part in value.split("/") if part]
     words = len(refs) > 1 and all(_wordy(part.split(":")[-1]) for part in refs)
     if _ONLY_SESSION.fullmatch(name) and (_SESSION_LIKE.fullmatch(value) or words):
@@ -378,7 +397,11 @@ OWN_RULES: list[Rule] = [
     Rule(
         "private-key",
         r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
-        r"(?:[\s\S]*?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|[\s\S]*\Z)",
+        # cut short (no END): the base64 lines after it, not the rest of the text (a
+        # docstring naming the header)
+        r"(?:[\s\S]*?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
+        r"|(?:[ \t]*\r?\n(?:[A-Za-z0-9+/=:, -]{0,80}\r?\n)?[\w+/=-]{16,})"
+        r"(?:\r?\n[\w+/=-]{16,200})*+)",
     ),
     Rule("anthropic-key", r"\bsk-ant-[A-Za-z0-9_-]{20,}"),
     Rule(
@@ -456,6 +479,15 @@ OWN_RULES: list[Rule] = [
         check=_password_check,
     ),
     Rule(
+        # SQL: CREATE USER … IDENTIFIED BY '…', ALTER ROLE … WITH PASSWORD '…'
+        "sql-password",
+        r"(?i)\b(?:IDENTIFIED[ \t]+(?:WITH[ \t]+\w+[ \t]+)?BY"
+        r"|WITH[ \t]+(?:ENCRYPTED[ \t]+)?PASSWORD|ROLE[ \t]+\S+[ \t]+(?:LOGIN[ \t]+)?PASSWORD)"
+        r"[ \t]+'([^'\n]{1,200})'",
+        group=1,
+        check=_password_check,
+    ),
+    Rule(
         "sshpass",
         r"\bsshpass\s+-p\s*(?:\"([^\"\n]{1,200})\"|'([^'\n]{1,200})'|([^\s\"']+))",
         group=-1,
@@ -474,16 +506,20 @@ OWN_RULES: list[Rule] = [
         # os.environ["API_KEY"] = "…") and a name and its value given apart
         # (Kubernetes' "- name: DB_PASSWORD / value: …", its JSON form)
         "named-value",
-        r"(?:(?:[Ss]etenv|putenv|setdefault)\([ \t]{0,8}[\"'](?P<n1>[\w.-]{1,80})[\"'][ \t]{0,8},"
+        r"(?:(?:[Ss]etenv|putenv|setdefault|getenv|environ\.get|ENV\.fetch)\([ \t]{0,8}[\"']"
+        r"(?P<n1>[\w.-]{1,80})[\"'][ \t]{0,8},"
         r"[ \t]{0,8}(?=[\"'])"
         r"|(?:environ|ENV|env)\[[ \t]{0,8}[\"'](?P<n2>[\w.-]{1,80})[\"'][ \t]{0,8}\][ \t]{0,8}="
         r"[ \t]{0,8}(?=[\"'])"
+        # process.env.JWT_SECRET || "…" (a default in the code)
+        r"|\benv\.(?P<n4>[\w]{1,80})[ \t]{0,8}(?:\|\||\?\?)[ \t]{0,8}(?=[\"'`])"
         r"|(?i:\bname)\\?[\"']?[ \t]{0,8}:[ \t]{0,8}\\?[\"']?(?P<n3>[\w.-]{1,80})\\?[\"']?"
         r"[ \t]{0,8},?\s{0,20}(?:- )?\\?[\"']?(?i:value)\\?[\"']?[ \t]{0,8}:[ \t]{0,8})"
-        r"\\?[\"']?(?P<value>[^\s\"'\\,)}]{4,400})",
+        r"\\?[\"'`]?(?P<value>[^\s\"'`\\,)}]{4,400})",
         group=-2,
         check=lambda value, match: _named_value_check(
-            match.group("n1") or match.group("n2") or match.group("n3") or "", value
+            match.group("n1") or match.group("n2") or match.group("n3") or match.group("n4") or "",
+            value,
         ),
     ),
     Rule(
@@ -507,7 +543,9 @@ OWN_RULES: list[Rule] = [
         "assignment",
         # the name's look-ahead is bounded like the name and starts at a letter: unbounded, it
         # scanned to the end of a run of dashes from each of them (10 kB of "-": 6.7 s)
-        r"(?P<q>\\?[\"']|)(?P<name>(?<![A-Za-z0-9_.])(?=[A-Za-z_])(?=[A-Za-z0-9_.-]{0,80}?(?i:secret|token|pass|pwd|key|cred|auth|salt|signature|cookie|session))[A-Za-z_][A-Za-z0-9_.-]{0,80})(?P=q)"
+        r"(?P<q>\\?[\"']|)(?P<name>(?<![A-Za-z0-9_.])(?<![A-Za-z0-9]-)(?=[A-Za-z_])(?=[A-Za-z0-9_.-]{0,80}?(?i:secret|token|pass|pwd|key|cred|auth|salt|signature|cookie|session))[A-Za-z_][A-Za-z0-9_.-]{0,80})(?P=q)"
+        # a type annotated between the name and its value (API_KEY: str = "…")
+        r"(?:[ \t]*:[ \t]*[A-Za-z_][\w.\[\], |]{0,40}?(?=[ \t]*=[^=]))?"
         r"[ \t]*(?::=|=>|\?=|[:=])[ \t]*(?:"
         # JSON inside JSON (\"password\":\"…\"), then each quote with the others and
         # escapes inside it ("it's-a-secret-99", "p\"ssw0rd"), Python's b'…' and r"…" too
@@ -517,7 +555,7 @@ OWN_RULES: list[Rule] = [
         # a value unquoted runs to a space or a delimiter; a parenthesis or bracket within it
         # is part of it (``hunter2(2)``, ``p@ss[w0rd]``): cut there, a password's tail stayed
         # in clear
-        r"|(?P<v2>[^\s\"'`,;)(\[\]{}<>]{1,400}"
+        r"|(?P<v2>(?:(?!\\[nrt])[^\s\"'`,;)(\[\]{}<>]){1,400}"
         r"(?:[(\[][^\s()\[\]]{0,200}[)\]]?[^\s\"'`,;)(\[\]{}<>]{0,200}){0,8}))",
         check=_assignment_check,
         prefilter=_secret_name_assigned,
@@ -554,9 +592,14 @@ _OWN_KEYWORDS: dict[str, tuple[str, ...]] = {
     "mysql-password": ("mysql", "mariadb"),
     "cli-password": ("login",),
     "sshpass": ("sshpass",),
+    "sql-password": ("identified", "password"),
     "curl-user": ("curl",),
     "gh-secret": ("secret",),
     "named-value": (
+        "getenv",
+        "environ.get",
+        "env.fetch",
+        "env.",
         'value\\":',
         "setenv",
         "putenv",
