@@ -129,6 +129,7 @@ def test_private_key_blocks_whole_and_truncated():
         # a third review's: a type between the name and its value, a default in the code,
         # SQL, a value ended by an escaped newline, a dotted key, a private key cut short
         ('API_KEY: str = "a1B2c3D4e5F6g7H8i9J0"', "a1B2c3D4e5F6g7H8i9J0"),
+        ('api_token_for_user="Zk3QxP9vLm2RtY8wQe7"', "Zk3QxP9vLm2RtY8wQe7"),  # not r"…"
         ('const API_TOKEN: string = "a1B2c3D4e5F6g7H8i9J0";', "a1B2c3D4e5F6g7H8i9J0"),
         ('os.environ.get("SECRET_KEY", "a1B2c3D4e5F6g7H8i9J0")', "a1B2c3D4e5F6g7H8i9J0"),
         ('os.getenv("API_TOKEN", "a1B2c3D4e5F6g7H8i9J0")', "a1B2c3D4e5F6g7H8i9J0"),

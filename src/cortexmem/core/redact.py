@@ -312,6 +312,7 @@ _CALL = re.compile(r"([A-Za-z_][\w.]*)\(")
 _HEX = re.compile(r"[0-9a-f]+")
 _ADDRESS_OF = re.compile(r"&[A-Za-z_][\w.]*")
 _OPENING = re.compile(r"[(\[]")
+_RAW_PREFIX = re.compile(r"(?<!\w)[bB]?[rR][bB]?$")
 _ONLY_SESSION = re.compile(r"(?i)[\w.-]*?sessions?(?:[_.-]?(?:id|ids|name))?")
 _SESSION_LIKE = re.compile(r"\d{4}-\d{2}-\d{2}(?:-[A-Za-z0-9]{1,40})?")
 # setup-uv-1-x86_64-unknown-linux-gnu-f6c65b…: lower-case words and numbers, a hash at the end
@@ -346,8 +347,8 @@ def _assignment_check(value: str, match: re.Match[str]) -> bool:
         return False
     quoted = next((v for v in ("v1", "v3") if match.group(v) is not None), None)
     if not password and quoted:
-        before = match.string[max(0, match.start(quoted) - 3) : match.start(quoted) - 1]
-        if "r" in before.lower():  # r"…": a regular expression
+        opening = match.start(quoted) - 1  # the quote
+        if _RAW_PREFIX.search(match.string, max(0, opening - 3), opening):  # r"…": a regex
             return False
         # "Don't embed data in the PKCS7 structure": words, none of them a key's random run
         tokens = value.split()
@@ -556,7 +557,7 @@ OWN_RULES: list[Rule] = [
         # is part of it (``hunter2(2)``, ``p@ss[w0rd]``): cut there, a password's tail stayed
         # in clear
         r"|(?P<v2>(?:(?!\\[nrt])[^\s\"'`,;)(\[\]{}<>]){1,400}"
-        r"(?:[(\[][^\s()\[\]]{0,200}[)\]]?[^\s\"'`,;)(\[\]{}<>]{0,200}){0,8}))",
+        r"(?:[(\[][^\s()\[\]]{0,200}[)\]]?(?:(?!\\[nrt])[^\s\"'`,;)(\[\]{}<>]){0,200}){0,8}))",
         check=_assignment_check,
         prefilter=_secret_name_assigned,
     ),
