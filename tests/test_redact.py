@@ -130,6 +130,18 @@ def test_private_key_blocks_whole_and_truncated():
         # SQL, a value ended by an escaped newline, a dotted key, a private key cut short
         ('API_KEY: str = "a1B2c3D4e5F6g7H8i9J0"', "a1B2c3D4e5F6g7H8i9J0"),
         ('api_token_for_user="Zk3QxP9vLm2RtY8wQe7"', "Zk3QxP9vLm2RtY8wQe7"),  # not r"…"
+        # setters, XML, a program's own password flag
+        ("define('DB_PASSWORD', 'Zq8vXk9mPq2');", "Zq8vXk9mPq2"),
+        ('props.put("password", "Zq8vXk9mPq2");', "Zq8vXk9mPq2"),
+        ('ds.setPassword("Zq8vXk9mPq2");', "Zq8vXk9mPq2"),
+        ("client.apiKey('Zk3QxP9vLm2RtY8wQe7')", "Zk3QxP9vLm2RtY8wQe7"),
+        ("<password>Zq8vXk9mPq2</password>", "Zq8vXk9mPq2"),
+        ('<add key="ApiKey" value="Zk3QxP9vLm2RtY8wQe7"/>', "Zk3QxP9vLm2RtY8wQe7"),
+        ("redis-cli -h host -a Zq8vXk9mPq2 ping", "Zq8vXk9mPq2"),
+        ("sqlcmd -S srv -U sa -P Zq8vXk9mPq2", "Zq8vXk9mPq2"),
+        ("ldapsearch -x -D cn=admin -w Zq8vXk9mPq2", "Zq8vXk9mPq2"),
+        ("keytool -list -keystore k.jks -storepass Zq8vXk9mPq2", "Zq8vXk9mPq2"),
+        ("openssl pkcs12 -export -passout pass:Zq8vXk9mPq2 -out x.p12", "Zq8vXk9mPq2"),
         ('const API_TOKEN: string = "a1B2c3D4e5F6g7H8i9J0";', "a1B2c3D4e5F6g7H8i9J0"),
         ('os.environ.get("SECRET_KEY", "a1B2c3D4e5F6g7H8i9J0")', "a1B2c3D4e5F6g7H8i9J0"),
         ('os.getenv("API_TOKEN", "a1B2c3D4e5F6g7H8i9J0")', "a1B2c3D4e5F6g7H8i9J0"),
@@ -241,6 +253,10 @@ def test_passwords_in_urls_assignments_headers_and_flags(text, secret):
         "key: Callable[[int], str]",
         'token = os.getenv("API_TOKEN", default_token)',
         "ab-cd-ef-gh-ij key=x",
+        "mongo --host h -u admin -p --authenticationDatabase admin",
+        'config.set("theme", "dark-mode"); ds.setPassword(password); reset("token_cache")',
+        "<password>${DB_PASSWORD}</password>",
+        'props.put("password", System.getenv("PW"))',
         "- Signature: `flatten(nested: list) -> list`",
     ],
 )

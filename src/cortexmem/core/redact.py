@@ -489,6 +489,41 @@ OWN_RULES: list[Rule] = [
         check=_password_check,
     ),
     Rule(
+        # a setter or builder named for the secret: ds.setPassword("…"), .password("…"),
+        # .apiKey('…')
+        "setter",
+        r"\.(?:set|with)?(?P<name>[A-Za-z]{0,30}(?:[Pp]assword|[Ss]ecret|[Tt]oken|[Aa]pi[Kk]ey))"
+        r"\([ \t]{0,8}[\"'](?P<value>[^\"'\n]{4,400})[\"'][ \t]{0,8}\)",
+        group=-2,
+        check=lambda value, match: _named_value_check(match.group("name"), value),
+    ),
+    Rule(
+        # XML: <password>…</password>, <add key="ApiKey" value="…"/>
+        "xml-secret",
+        r"<(?P<name>[\w.:-]{1,80})>(?P<value>[^<\n]{4,400})</(?P=name)>",
+        group=-2,
+        check=lambda value, match: _named_value_check(match.group("name"), value),
+    ),
+    Rule(
+        "xml-key-value",
+        r"\bkey=[\"'](?P<name>[\w.:-]{1,80})[\"'][ \t]{1,8}"
+        r"value=[\"'](?P<value>[^\"'\n]{4,400})[\"']",
+        group=-2,
+        check=lambda value, match: _named_value_check(match.group("name"), value),
+    ),
+    Rule(
+        # a program's own password flag: redis-cli -a, sqlcmd -P, mongo -p, ldapsearch -w,
+        # keytool -storepass/-keypass, openssl -k / -passin pass:… / -passout pass:…
+        "tool-password",
+        r"\b(?:redis-cli\b[^\n|;&]{0,200}?\s-a|sqlcmd\b[^\n|;&]{0,200}?\s-P"
+        r"|mongo(?:sh)?\b[^\n|;&]{0,200}?\s-p|ldap\w{0,10}\b[^\n|;&]{0,200}?\s-w"
+        r"|keytool\b[^\n|;&]{0,200}?\s-(?:storepass|keypass|srcstorepass|deststorepass)"
+        r"|openssl\b[^\n|;&]{0,200}?\s-(?:k|pass(?:in|out)[ \t]+(?:pass:)?))"
+        r"[ \t]*(?!-)(?:\"([^\"\n]{1,200})\"|'([^'\n]{1,200})'|([^\s\"']+))",
+        group=-1,
+        check=_password_check,
+    ),
+    Rule(
         "sshpass",
         r"\bsshpass\s+-p\s*(?:\"([^\"\n]{1,200})\"|'([^'\n]{1,200})'|([^\s\"']+))",
         group=-1,
@@ -507,7 +542,9 @@ OWN_RULES: list[Rule] = [
         # os.environ["API_KEY"] = "…") and a name and its value given apart
         # (Kubernetes' "- name: DB_PASSWORD / value: …", its JSON form)
         "named-value",
-        r"(?:(?:[Ss]etenv|putenv|setdefault|getenv|environ\.get|ENV\.fetch)\([ \t]{0,8}[\"']"
+        # (and a setter given the name: define('DB_PASSWORD', '…'), props.put("password", …))
+        r"(?:\b(?:[Ss]etenv|putenv|setdefault|getenv|environ\.get|ENV\.fetch|define|put"
+        r"|setProperty|set)\([ \t]{0,8}[\"']"
         r"(?P<n1>[\w.-]{1,80})[\"'][ \t]{0,8},"
         r"[ \t]{0,8}(?=[\"'])"
         r"|(?:environ|ENV|env)\[[ \t]{0,8}[\"'](?P<n2>[\w.-]{1,80})[\"'][ \t]{0,8}\][ \t]{0,8}="
@@ -593,10 +630,18 @@ _OWN_KEYWORDS: dict[str, tuple[str, ...]] = {
     "mysql-password": ("mysql", "mariadb"),
     "cli-password": ("login",),
     "sshpass": ("sshpass",),
+    "setter": ("password", "secret", "token", "apikey"),
+    "xml-secret": _ASSIGNED_WORDS,
+    "xml-key-value": ("value=",),
+    "tool-password": ("redis-cli", "sqlcmd", "mongo", "ldap", "keytool", "openssl"),
     "sql-password": ("identified", "password"),
     "curl-user": ("curl",),
     "gh-secret": ("secret",),
     "named-value": (
+        "define(",
+        "put(",
+        "setproperty(",
+        "set(",
         "getenv",
         "environ.get",
         "env.fetch",
