@@ -352,9 +352,11 @@ def test_a_secret_in_a_long_command_never_reaches_the_saved_state(store, tmp_pat
 
 def test_a_command_read_whole_or_in_two_passes_gives_the_same_episodes(tmp_path: Path):
     """Whether a command only looks, and the head it is kept under, are settled when the call
-    is seen: a pass boundary before its output changes nothing, even when redacting swallows
-    the rest of the command (a private key's first line)."""
-    command = "printf '%s\\n' '-----BEGIN OPENSSH PRIVATE KEY-----' > k && ssh-keygen -y -f k"
+    is seen: a pass boundary before its output changes nothing, even when redacting takes a
+    piece out of the command (a private key written by a heredoc)."""
+    command = ("cat > k <<'EOF'\n-----BEGIN OPENSSH PRIVATE KEY-----\n"
+               "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n"
+               "EOF\nssh-keygen -y -f k")  # fmt: skip
     lines = [
         tool_use(1, "Bash", {"command": command}),
         ran(2, 1, 'Load key "k": invalid format'),
@@ -371,6 +373,7 @@ def test_a_command_read_whole_or_in_two_passes_gives_the_same_episodes(tmp_path:
             kept[way] = [e.text for e in store.iter_episodes()]
     assert kept["whole"] == kept["pieces"] and len(kept["whole"]) == 2
     assert "PRIVATE KEY-----" not in " ".join(kept["whole"])
+    assert "b3BlbnNzaC1rZXktdjEA" not in " ".join(kept["whole"])
 
 
 def test_a_command_refused_keeps_nothing_of_what_it_would_have_printed(store, tmp_path: Path):

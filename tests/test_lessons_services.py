@@ -690,7 +690,7 @@ def test_a_hook_whose_server_did_not_answer_in_time_warns_by_itself(
     (x,) = stored(ctx, 1)
     ctx.close()
 
-    def too_late(_key, _request, timeout):
+    def too_late(_key, _request, timeout, data_dir=None):
         time.sleep(timeout + 0.05)  # the server was busy past the wait
         return None
 
