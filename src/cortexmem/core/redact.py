@@ -512,6 +512,20 @@ OWN_RULES: list[Rule] = [
         check=lambda value, match: _named_value_check(match.group("name"), value),
     ),
     Rule(
+        # a password given by position: HTTPBasicAuth("bob", "…"), auth=("bob", "…"),
+        # DriverManager.getConnection(url, "app", "…"), Go's DSN "app:…@tcp(host)/db"
+        "positional-password",
+        r"\b(?:HTTP(?:Basic|Digest)Auth|BasicAuth|basic_auth)\([ \t]{0,8}[\"'][^\"'\n]{1,100}[\"']"
+        r"[ \t]{0,8},[ \t]{0,8}[\"']([^\"'\n]{1,200})[\"']"
+        r"|\bauth[ \t]{0,8}=[ \t]{0,8}\([ \t]{0,8}[\"'][^\"'\n]{1,100}[\"'][ \t]{0,8},[ \t]{0,8}"
+        r"[\"']([^\"'\n]{1,200})[\"'][ \t]{0,8}\)"
+        r"|\bgetConnection\([^,()\n]{1,200},[ \t]{0,8}[\"'][^\"'\n]{1,100}[\"'][ \t]{0,8},"
+        r"[ \t]{0,8}[\"']([^\"'\n]{1,200})[\"']"
+        r"|[\"'`][\w.-]{1,64}:([^\s@/\"':]{1,200})@(?:tcp|unix)\(",
+        group=-1,
+        check=_password_check,
+    ),
+    Rule(
         # a program's own password flag: redis-cli -a, sqlcmd -P, mongo -p, ldapsearch -w,
         # keytool -storepass/-keypass, openssl -k / -passin pass:… / -passout pass:…
         "tool-password",
@@ -630,6 +644,7 @@ _OWN_KEYWORDS: dict[str, tuple[str, ...]] = {
     "mysql-password": ("mysql", "mariadb"),
     "cli-password": ("login",),
     "sshpass": ("sshpass",),
+    "positional-password": ("auth", "getconnection", "@tcp(", "@unix("),
     "setter": ("password", "secret", "token", "apikey"),
     "xml-secret": _ASSIGNED_WORDS,
     "xml-key-value": ("value=",),
