@@ -368,6 +368,9 @@ def test_history_gives_the_observations_once(tmp_path: Path):
     later = CliRunner().invoke(cli, ["-C", str(project), "learn", "--dry-run", "--as-of",
                                      "2026-02-04T23:59"]).output  # fmt: skip
     assert f"{added} observations over 8 sessions" in later and "newest" not in later
+    before = CliRunner().invoke(cli, ["-C", str(project), "learn", "--dry-run", "--as-of",
+                                      "2026-01-01"]).output  # fmt: skip
+    assert "0 observations" in before and "--as-of 2026-02-04T23:59" in before
 
 
 def test_a_scripted_session_is_remembered_as_automated(tmp_path: Path):

@@ -451,7 +451,6 @@ def test_the_server_answers_and_survives_bad_requests(servers: Servers, project:
     assert recall_client.ask(project["key"], {"op": "ping"}, 1.0) is None
 
 
-@pytest.mark.slow
 def test_one_server_serves_a_project_whatever_runtime_folder_a_hook_runs_under(
     servers: Servers, project: dict, ctx: Context, runtime: str, monkeypatch: pytest.MonkeyPatch
 ):
@@ -461,7 +460,7 @@ def test_one_server_serves_a_project_whatever_runtime_folder_a_hook_runs_under(
     first = servers.start()
     servers.wait_ready(first)
     data_dir = str(ctx.paths.data_dir)
-    pointer = Path(data_dir) / recall_client.POINTER
+    pointer = Path(recall_client.pointer_path(data_dir, project["key"]))
     assert pointer.read_text().strip() == recall_client.socket_path(project["key"])
     other = tempfile.mkdtemp(prefix="cx-", dir="/tmp")
     monkeypatch.setenv("XDG_RUNTIME_DIR", other)
@@ -472,6 +471,16 @@ def test_one_server_serves_a_project_whatever_runtime_folder_a_hook_runs_under(
         found = recall_client.ask(project["key"], {"op": "ping"}, 2.0, data_dir)
         assert found is not None and found["pid"] == first.pid
         assert servers_of(project["root"]) == [first.pid]
+        # a Stop there hands its upkeep to that server too
+        assert recall_client.tell(project["key"], {"op": "ping"}, 1.0, data_dir)
+        # a socket file a server killed there left behind does not hide the live one
+        dead = recall_client.socket_path(project["key"])
+        os.makedirs(os.path.dirname(dead), mode=0o700, exist_ok=True)
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as gone:
+            gone.bind(dead)
+        assert os.path.exists(dead)
+        found = recall_client.ask(project["key"], {"op": "ping"}, 2.0, data_dir)
+        assert found is not None and found["pid"] == first.pid
     finally:
         monkeypatch.setenv("XDG_RUNTIME_DIR", runtime)
         shutil.rmtree(other, ignore_errors=True)
@@ -480,6 +489,7 @@ def test_one_server_serves_a_project_whatever_runtime_folder_a_hook_runs_under(
     assert not pointer.exists()  # the pointer leaves with its server
 
 
+@pytest.mark.slow
 def test_the_server_embeds_new_memories_between_requests(
     servers: Servers, project: dict, ctx: Context
 ):

@@ -137,10 +137,10 @@ def memory_detail(
 
 
 def _when(timestamp: str | None) -> str:
-    """``2026-11-25 00:42 (3m ago)``: to the minute, and how long ago."""
+    """``2026-11-25 00:42 UTC (3m ago)``: to the minute, and how long ago."""
     if not timestamp:
         return "-"
-    return f"{timestamp[:16].replace('T', ' ')} ({age(timestamp)})"
+    return f"{timestamp[:16].replace('T', ' ')} UTC ({age(timestamp)})"
 
 
 def status_report(report: dict[str, Any]) -> None:

@@ -20,10 +20,15 @@ from cortexmem import settings
 
 IDLE_SECONDS = settings.DEFAULT_SERVER_IDLE
 MAX_REPLY = 1 << 20
-# In the project's data folder: the socket its one server listens on. A hook run under another
+# In the project's data folder, one per project key (one store reached by two paths, a bind
+# mount, has two): the socket its one server listens on. A hook run under another
 # ``$XDG_RUNTIME_DIR`` (a terminal and an IDE) looks for the socket in another folder; it finds
 # the server there instead of starting a second one.
 POINTER = "recall-server"
+
+
+def pointer_path(data_dir: str, project_hash: str) -> str:
+    return os.path.join(data_dir, f"{POINTER}-{project_hash[:16]}")
 
 
 def runtime_dir() -> str:
@@ -50,28 +55,18 @@ def socket_path(project_hash: str) -> str:
     return os.path.join(runtime_dir(), f"{project_hash[:16]}.sock")
 
 
-def _socket_of(project_hash: str, data_dir: str | None) -> str:
-    """The socket of the project's server: in this runtime folder, else where the project's
-    pointer says its server listens."""
-    path = socket_path(project_hash)
-    if data_dir is None or os.path.exists(path):
-        return path
+def _pointed(project_hash: str, data_dir: str) -> str | None:
+    """Where the project's pointer says its server listens (a socket of this project's name),
+    else None."""
     try:
-        with open(os.path.join(data_dir, POINTER), encoding="utf-8") as handle:
+        with open(pointer_path(data_dir, project_hash), encoding="utf-8") as handle:
             elsewhere = handle.read(4096).strip()
     except OSError:
-        return path
-    name = f"{project_hash[:16]}.sock"
-    return elsewhere if os.path.basename(elsewhere) == name else path
+        return None
+    return elsewhere if os.path.basename(elsewhere) == f"{project_hash[:16]}.sock" else None
 
 
-def _send(
-    project_hash: str, request: dict, timeout: float, data_dir: str | None = None
-) -> socket.socket | None:
-    """A connection to the project's server with ``request`` sent on it; None when no server
-    (of ours) is there to take it. ``data_dir``: the project's data folder (its pointer to a
-    server listening under another runtime folder)."""
-    path = _socket_of(project_hash, data_dir)
+def _connect(path: str, request: dict, timeout: float) -> socket.socket | None:
     if not os.path.exists(path) or not private(os.path.dirname(path)):
         return None
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -83,6 +78,21 @@ def _send(
         conn.close()
         return None
     return conn
+
+
+def _send(
+    project_hash: str, request: dict, timeout: float, data_dir: str | None = None
+) -> socket.socket | None:
+    """A connection to the project's server with ``request`` sent on it; None when no server
+    (of ours) is there to take it. ``data_dir``: the project's data folder, whose pointer says
+    where its server listens when none answers in this runtime folder (it runs under another,
+    or a server killed here left its socket file)."""
+    path = socket_path(project_hash)
+    conn = _connect(path, request, timeout)
+    if conn is not None or data_dir is None:
+        return conn
+    elsewhere = _pointed(project_hash, data_dir)
+    return None if elsewhere is None or elsewhere == path else _connect(elsewhere, request, timeout)
 
 
 def ask(

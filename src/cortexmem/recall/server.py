@@ -6,7 +6,7 @@ JSON request per connection, and between requests embeds memories that have no v
 batch at a time, so captures never wait for the model. It holds an exclusive lock for its
 lifetime, in the project's data folder (a second server of the same project exits at once,
 even one started under another ``$XDG_RUNTIME_DIR``: hooks there find this one through the
-project's ``recall-server`` pointer) and exits by itself after
+project's ``recall-server-<key>`` pointer) and exits by itself after
 ``--idle`` seconds without a request, or when its project's store is gone.
 
 It is also the project's one model worker: every ``MODEL_EVERY`` seconds, when a model is
@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from cortexmem import settings
 from cortexmem.model import utc_now
 from cortexmem.project.files import write_atomic
-from cortexmem.recall.client import IDLE_SECONDS, POINTER, private, runtime_dir, socket_path
+from cortexmem.recall.client import IDLE_SECONDS, pointer_path, private, runtime_dir, socket_path
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -78,8 +78,9 @@ UPKEEP_WAIT = 2.0
 MODEL_EVERY = 10.0
 MODEL_WORK = 300.0
 LESSON_BATCH = 64
-# In the project's data folder, held by its one server (``POINTER`` says where it listens).
-PROJECT_LOCK = "recall-server.lock"
+# In the project's data folder, one per project key, held by its one server (the client's
+# ``pointer_path`` says where it listens).
+PROJECT_LOCK = "recall-server"
 
 
 # A turn's end handed over is captured within this many seconds of work.
@@ -635,7 +636,8 @@ def run(
     path = socket_path(paths.project_hash)
     # One server per project, whatever runtime folder it was started under (a terminal's and
     # an IDE's differ): the project's own lock first, then this folder's.
-    project_lock = _lock(str(paths.data_dir / PROJECT_LOCK)) if paths.data_dir.is_dir() else None
+    locked = str(paths.data_dir / f"{PROJECT_LOCK}-{paths.project_hash[:16]}.lock")
+    project_lock = _lock(locked) if paths.data_dir.is_dir() else None
     if paths.data_dir.is_dir() and project_lock is None:
         return 0
     lock_path = path[: -len(".sock")] + ".lock"
@@ -649,7 +651,7 @@ def run(
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    pointer = paths.data_dir / POINTER
+    pointer = Path(pointer_path(str(paths.data_dir), paths.project_hash))
     try:
         sock.bind(path)
         os.chmod(path, 0o600)

@@ -133,7 +133,7 @@ def learn(
     automated = frozenset(store.automated_sessions())
     result = plan(previous, observations, now, config, automated, edit_tools)
     report = LearnReport(result, config, dry_run, problems)
-    if not observations:
+    if result.observations == 0:  # none in the window (as of ``now``, not after it)
         report.latest_before = store.latest_observation()
     if dry_run:
         return report

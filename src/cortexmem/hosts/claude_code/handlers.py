@@ -198,7 +198,7 @@ def _hand_off(hook: HookInput, paths: ProjectPaths, added: int) -> bool:
 
     request = {"op": "upkeep", "cwd": str(hook.project_dir), "label": hook.event,
                "memories_added": added}  # fmt: skip
-    return recall_client.tell(paths.project_hash, request)
+    return recall_client.tell(paths.project_hash, request, data_dir=str(paths.data_dir))
 
 
 def _compact_summary(hook: HookInput) -> None:
