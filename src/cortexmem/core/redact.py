@@ -279,6 +279,11 @@ def _named_value_check(name: str, value: str) -> bool:
     )
 
 
+def _named_value_of(value: str, match: re.Match[str]) -> bool:
+    """The value of a rule that matched the secret's name too (its group ``name``)."""
+    return _named_value_check(match.group("name"), value)
+
+
 def _password_check(value: str, match: re.Match[str]) -> bool:
     return _looks_secret(value, password=True)
 
@@ -495,21 +500,21 @@ OWN_RULES: list[Rule] = [
         r"\.(?:set|with)?(?P<name>[A-Za-z]{0,30}(?:[Pp]assword|[Ss]ecret|[Tt]oken|[Aa]pi[Kk]ey))"
         r"\([ \t]{0,8}[\"'](?P<value>[^\"'\n]{4,400})[\"'][ \t]{0,8}\)",
         group=-2,
-        check=lambda value, match: _named_value_check(match.group("name"), value),
+        check=_named_value_of,
     ),
     Rule(
         # XML: <password>…</password>, <add key="ApiKey" value="…"/>
         "xml-secret",
         r"<(?P<name>[\w.:-]{1,80})>(?P<value>[^<\n]{4,400})</(?P=name)>",
         group=-2,
-        check=lambda value, match: _named_value_check(match.group("name"), value),
+        check=_named_value_of,
     ),
     Rule(
         "xml-key-value",
         r"\bkey=[\"'](?P<name>[\w.:-]{1,80})[\"'][ \t]{1,8}"
         r"value=[\"'](?P<value>[^\"'\n]{4,400})[\"']",
         group=-2,
-        check=lambda value, match: _named_value_check(match.group("name"), value),
+        check=_named_value_of,
     ),
     Rule(
         # a password given by position: HTTPBasicAuth("bob", "…"), auth=("bob", "…"),
