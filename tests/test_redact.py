@@ -146,6 +146,8 @@ def test_private_key_blocks_whole_and_truncated():
         ('requests.get(url, auth=("bob", "Zq8vXk9mPq2"))', "Zq8vXk9mPq2"),
         ('DriverManager.getConnection(url, "app", "Zq8vXk9mPq2");', "Zq8vXk9mPq2"),
         ('sql.Open("mysql", "root:Zq8vXk9mPq2@tcp(127.0.0.1:3306)/app")', "Zq8vXk9mPq2"),
+        ('headers = {"Authorization": f"Bearer a1B2c3D4e5F6g7H8i9J0k1L2"}', "a1B2c3D4e5F6g7H8"),
+        ("{headers: {Authorization: `Bearer a1B2c3D4e5F6g7H8i9J0k1L2`}}", "a1B2c3D4e5F6g7H8"),
         ('const API_TOKEN: string = "a1B2c3D4e5F6g7H8i9J0";', "a1B2c3D4e5F6g7H8i9J0"),
         ('os.environ.get("SECRET_KEY", "a1B2c3D4e5F6g7H8i9J0")', "a1B2c3D4e5F6g7H8i9J0"),
         ('os.getenv("API_TOKEN", "a1B2c3D4e5F6g7H8i9J0")', "a1B2c3D4e5F6g7H8i9J0"),

@@ -435,7 +435,8 @@ OWN_RULES: list[Rule] = [
     ),
     Rule(
         "authorization",
-        r"(?i)(?:authorization|proxy-authorization)[\"']?\s*[:=]\s*[\"']?"
+        # the value quoted, an f-string or a template literal too (f"Bearer …", `Bearer …`)
+        r"(?i)(?:authorization|proxy-authorization)[\"']?\s*[:=]\s*(?:f?[\"'`])?"
         r"(?:bearer|basic|token|bot|digest|apikey)\s+([A-Za-z0-9._~+/=-]{8,})",
         group=1,
     ),
