@@ -130,6 +130,8 @@ def test_private_key_blocks_whole_and_truncated():
         # SQL, a value ended by an escaped newline, a dotted key, a private key cut short
         ('API_KEY: str = "a1B2c3D4e5F6g7H8i9J0"', "a1B2c3D4e5F6g7H8i9J0"),
         ('api_token_for_user="Zk3QxP9vLm2RtY8wQe7"', "Zk3QxP9vLm2RtY8wQe7"),  # not r"…"
+        # a transcript's JSON line quoted in another: escaped twice over
+        ('{"content": "{\\\\\\"password\\\\\\":\\\\\\"Xk9#mPq2!vLz\\\\\\"}"}', "Xk9#mPq2"),
         # setters, XML, a program's own password flag
         ("define('DB_PASSWORD', 'Zq8vXk9mPq2');", "Zq8vXk9mPq2"),
         ('props.put("password", "Zq8vXk9mPq2");', "Zq8vXk9mPq2"),

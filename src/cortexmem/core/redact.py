@@ -291,7 +291,7 @@ def _password_check(value: str, match: re.Match[str]) -> bool:
 # The words a name must hold for the assignment rule (its keywords and its pattern's).
 _ASSIGNED_WORDS = ("secret", "token", "pass", "pwd", "key", "cred", "auth", "salt", "signature",
                    "cookie", "session")  # fmt: skip
-_NAME_THEN_OPERATOR = re.compile(r"[a-z0-9_.-]{0,80}\\?[\"']?[ \t]*(?::=|=>|\?=|[:=])")
+_NAME_THEN_OPERATOR = re.compile(r"[a-z0-9_.-]{0,80}\\{0,3}[\"']?[ \t]*(?::=|=>|\?=|[:=])")
 
 
 def _secret_name_assigned(lower: str) -> bool:
@@ -601,13 +601,14 @@ OWN_RULES: list[Rule] = [
         "assignment",
         # the name's look-ahead is bounded like the name and starts at a letter: unbounded, it
         # scanned to the end of a run of dashes from each of them (10 kB of "-": 6.7 s)
-        r"(?P<q>\\?[\"']|)(?P<name>(?<![A-Za-z0-9_.])(?<![A-Za-z0-9]-)(?=[A-Za-z_])(?=[A-Za-z0-9_.-]{0,80}?(?i:secret|token|pass|pwd|key|cred|auth|salt|signature|cookie|session))[A-Za-z_][A-Za-z0-9_.-]{0,80})(?P=q)"
+        r"(?P<q>\\{0,3}[\"']|)(?P<name>(?<![A-Za-z0-9_.])(?<![A-Za-z0-9]-)(?=[A-Za-z_])(?=[A-Za-z0-9_.-]{0,80}?(?i:secret|token|pass|pwd|key|cred|auth|salt|signature|cookie|session))[A-Za-z_][A-Za-z0-9_.-]{0,80})(?P=q)"
         # a type annotated between the name and its value (API_KEY: str = "…")
         r"(?:[ \t]*:[ \t]*[A-Za-z_][\w.\[\], |]{0,40}?(?=[ \t]*=[^=]))?"
         r"[ \t]*(?::=|=>|\?=|[:=])[ \t]*(?:"
-        # JSON inside JSON (\"password\":\"…\"), then each quote with the others and
-        # escapes inside it ("it's-a-secret-99", "p\"ssw0rd"), Python's b'…' and r"…" too
-        r"\\\"(?P<v5>[^\"\\\n]{4,400})\\\""
+        # JSON inside JSON (\"password\":\"…\", escaped once or twice over), then each
+        # quote with the others and escapes inside it ("it's-a-secret-99", "p\"ssw0rd"),
+        # Python's b'…' and r"…" too
+        r"(?P<esc>\\{1,3})\"(?P<v5>[^\"\\\n]{4,400})(?P=esc)\""
         r"|(?:[bBrRuU]{1,2}(?=[\"']))?(?:\"(?P<v1>(?:\\.|[^\"\\\n]){4,400})\""
         r"|'(?P<v3>(?:\\.|[^'\\\n]){4,400})'|`(?P<v4>[^`\n]{4,400})`)"
         # a value unquoted runs to a space or a delimiter; a parenthesis or bracket within it
