@@ -341,6 +341,24 @@ def _a_word(identifier: str) -> bool:
     return _wordy(identifier.rsplit(".", 1)[-1].strip("_"))
 
 
+def _a_session_ref(value: str) -> bool:
+    """A date-led session id (``2025-12-10-xyz789``) or a ref made of words
+    (``entire/sessions:entire/sessions``)."""
+    if _SESSION_LIKE.fullmatch(value):
+        return True
+    refs = [part for part in value.split("/") if part]
+    return len(refs) > 1 and all(_wordy(part.split(":")[-1]) for part in refs)
+
+
+def _a_cache_key(value: str) -> bool:
+    """Lower-case words and numbers joined by dashes, a hash at the end, two of the words real
+    ones (``setup-uv-1-x86_64-unknown-linux-gnu-f6c65b…``; not a UUID)."""
+    if not _CACHE_KEY.fullmatch(value):
+        return False
+    words = [p for p in value.split("-") if len(p) >= 3 and p.isalpha() and not _HEX.fullmatch(p)]
+    return len(words) >= 2
+
+
 def _assignment_check(value: str, match: re.Match[str]) -> bool:
     name = match.group("name")
     if not _secret_name(name):
@@ -361,26 +379,19 @@ def _assignment_check(value: str, match: re.Match[str]) -> bool:
             len(t) <= 6 or _PROSE_WORD.fullmatch(t) for t in tokens
         ):
             return False
-    refs = [part for part in value.split("/") if part]
-    words = len(refs) > 1 and all(_wordy(part.split(":")[-1]) for part in refs)
-    if _ONLY_SESSION.fullmatch(name) and (_SESSION_LIKE.fullmatch(value) or words):
+    if _ONLY_SESSION.fullmatch(name) and _a_session_ref(value):
         return False  # a session's id, date or ref ("Session: 2025-12-10-xyz789")
     if name.lower() == "pass" and match.group("v4") and " " in value.strip():
         return False  # what passed ("All tests pass: `mise run test:ci`"), not a password
-    cache_words = [
-        p for p in value.split("-") if len(p) >= 3 and p.isalpha() and not _HEX.fullmatch(p)
-    ]
-    if name.lower() == "key" and _CACHE_KEY.fullmatch(value) and len(cache_words) >= 2:
+    if name.lower() == "key" and _a_cache_key(value):
         return False  # a cache key: words joined by dashes, then a hash ("setup-uv-1-…-f6c6")
     if not password:
         # Code, not a literal: a function called (``sessions = _load_sessions(…)``), a
         # signature described (``Signature: `flatten(nested: list) -> list```).
-        # A type annotated (``sessions: Dict[str, Cache]``, Go's ``[]string{…}``) likewise.
+        # A type annotated (``sessions: Dict[str, Cache]``) likewise.
         head = _OPENING.split(value, 1)[0]
         called = head != value or match.string[match.end() : match.end() + 1] in ("(", "[")
         if match.group("v2") and called and (_a_word(head) or _DOTTED.fullmatch(head)):
-            return False
-        if match.group("v2") and value.startswith("[]"):
             return False
         call = _CALL.search(value)
         if call and " " in value and ")" in value[call.end() :] and _a_word(call.group(1)):
