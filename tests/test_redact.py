@@ -57,6 +57,26 @@ def test_provider_tokens_are_redacted_in_context(name):
     assert out.endswith(" and then ran the deploy.")
 
 
+@pytest.mark.parametrize("name", sorted(set(SECRETS) - {"jwt", "openai-legacy"}))
+@pytest.mark.parametrize("ellipsis", ["…", "..."])
+def test_a_token_cut_short_is_still_redacted(name, ellipsis):
+    """Clipped before it was redacted (an older Cortex did; a tool shortens its own output):
+    the prefix says what it is, and what is left of the key is most of one."""
+    secret = SECRETS[name]
+    cut = secret[: max(12, len(secret) // 2)]
+    out = redact(f"the refused call was `deploy --token {cut}{ellipsis}`")
+    assert cut[:10] not in out and re.search(rf"\[REDACTED:[\w-]+\]{re.escape(ellipsis)}`$", out)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["set npm_config_... variables", "call hf_hub_download... to fetch", "ghp_xxxxxxxx...",
+     "sk-proj-abcdefgh... is the form of a key"],
+)  # fmt: skip
+def test_names_and_placeholders_cut_short_survive(text):
+    assert redact(text) == text
+
+
 def test_private_key_blocks_whole_and_truncated():
     body = "\n".join(b64url(64) for _ in range(5))
     block = f"-----BEGIN RSA PRIVATE KEY-----\n{body}\n-----END RSA PRIVATE KEY-----"

@@ -829,9 +829,21 @@ def _register_more() -> None:
         lessons,
         lifecycle,
         mcp,
+        redact,
     )  # fmt: skip
 
-    for module in (graph, ai, brief, lifecycle, consolidate, mcp, distill, learning, lessons):
+    for module in (
+        graph,
+        ai,
+        brief,
+        lifecycle,
+        consolidate,
+        mcp,
+        distill,
+        learning,
+        lessons,
+        redact,
+    ):
         module.register(cli)
 
 

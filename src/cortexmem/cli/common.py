@@ -32,6 +32,11 @@ def refuse_without_tty(what: str) -> NoReturn:
     raise CortexError(f"{what} needs confirmation; run it in a terminal or pass --yes")
 
 
+def plural(n: int, word: str) -> str:
+    """``1 row``, ``2 rows``."""
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def confirm(question: str, yes: bool) -> bool:
     if yes:
         return True

@@ -10,12 +10,8 @@ from datetime import UTC, datetime
 
 import click
 
-from cortexmem.cli.common import open_context, print_json
+from cortexmem.cli.common import open_context, plural, print_json
 from cortexmem.errors import CortexError
-
-
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def parse_moment(text: str | None) -> datetime | None:

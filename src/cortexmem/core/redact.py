@@ -439,6 +439,18 @@ OWN_RULES: list[Rule] = [
     Rule("twilio-key", r"\b(?:SK|AC)[0-9a-fA-F]{32}" + _END),
     Rule("voyage-key", r"\bpa-[A-Za-z0-9_-]{40,}"),
     Rule("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+    # A token cut short by whatever clipped the text before it was redacted (an older Cortex
+    # clipped first; a tool or a listing shortens its own output): its prefix says what it
+    # is, and half of a key is most of one. Random, so it holds a digit or an upper-case
+    # letter (``npm_config_...`` is a name).
+    Rule(
+        "cut-token",
+        r"\b(?:sk-ant-|sk-(?:proj|svcacct|admin)-|gh[pousr]_|github_pat_|gl(?:pat|dt|rt)-"
+        r"|xox[abposre]-|(?:sk|rk)_(?:live|test|prod)_|npm_|pypi-AgE|hf_|AKIA|ASIA|AIza|SG\.)"
+        r"(?P<body>[A-Za-z0-9_-]{6,})(?=…|\.{3})",
+        keywords=("…", "..."),
+        check=lambda _, match: any(c.isdigit() or c.isupper() for c in match.group("body")),
+    ),
     Rule(
         "azure-storage-key",
         rf"(?i)(?:AccountKey|SharedAccessKey|SharedAccessSignature)\s*=\s*([{_B64}%&:.-]{{16,}})",

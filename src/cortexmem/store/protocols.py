@@ -95,6 +95,21 @@ class ImportResult:
     skipped: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Redacted:
+    """What one redaction pass over a store changed (or, in a dry run, would change): rows per
+    table, the rows that became copies of another once redacted and were folded into it, and
+    whether the file was compacted afterwards (no page keeps the replaced words)."""
+
+    rows: tuple[tuple[str, int], ...] = ()
+    folded: int = 0
+    compacted: bool = False
+
+    @property
+    def total(self) -> int:
+        return sum(n for _, n in self.rows) + self.folded
+
+
 @dataclass
 class StorePass:
     """What one lifecycle pass over one store changed (or would change)."""
@@ -518,6 +533,16 @@ class BackupStore(Protocol):
         key this store already holds is that one (kept as it is here, counters and all), and
         the edges naming it are moved onto it; a new one comes with its timeline
         (``lesson_history`` by lesson id)."""
+        ...
+
+    def redact_stored(self, *, apply: bool) -> Redacted:
+        """Run today's secret redaction over every text the store holds, rewriting what
+        changes (with what derives from it: content hashes, vectors) and leaving no page with
+        the old words; a dry run (``apply`` false) changes nothing and says what would."""
+        ...
+
+    def redact_backup(self, backup: Path, *, apply: bool) -> Redacted:
+        """The same over one of the store's backups, which stays a backup restore accepts."""
         ...
 
 

@@ -61,6 +61,7 @@ from cortexmem.store.protocols import (
     CandidatePair,
     CaptureResult,
     ImportResult,
+    Redacted,
     StoreCounts,
     StorePass,
     UpkeepState,
@@ -81,6 +82,7 @@ from cortexmem.store.sqlite.integrity import (
 )
 from cortexmem.store.sqlite.learning import LearningRooms
 from cortexmem.store.sqlite.lessons import LessonRooms, import_lessons
+from cortexmem.store.sqlite.redaction import compact, redact_connection
 from cortexmem.store.sqlite.rows import (
     BM25_WEIGHTS,
     EDGE_COLUMNS,
@@ -1306,6 +1308,34 @@ class SQLiteStore(EpisodeRooms, AIRooms, LearningRooms, LessonRooms, Transaction
         with contextlib.closing(sqlite3.connect(uri, uri=True)) as conn:
             rows = conn.execute("SELECT status, count(*) FROM memories GROUP BY status").fetchall()
         return {str(status): int(n) for status, n in rows}
+
+    # ------------------------------------------------------------------ redaction (redaction.py)
+
+    def redact_stored(self, *, apply: bool) -> Redacted:
+        done = self.retry(lambda: redact_connection(self._conn, apply=apply))
+        if not apply:
+            return done
+        # Compacted even when no row changed: what was deleted before (``cortex reset``, a
+        # pruned memory) can still sit in a free page, and a backup copies free pages too.
+        return replace(done, compacted=self.guard(lambda: compact(self._conn)))
+
+    def redact_backup(self, backup: Path, *, apply: bool) -> Redacted:
+        """On a copy in a private folder beside it, migrated as a restore would (what the
+        migration backs up stays in that folder, removed with it), then put in the backup's
+        place, mode and all: the backup itself is never half-written."""
+        backup = Path(backup)
+        check_header(backup)
+        with tempfile.TemporaryDirectory(dir=backup.parent, prefix=".redact-") as tmp:
+            staged = Path(tmp) / backup.name
+            shutil.copyfile(backup, staged)
+            _require_cortex_store(staged, backup)
+            with SQLiteStore.open(staged, timeout=self._timeout) as copy:
+                done = copy.redact_stored(apply=apply)
+                copy.run(lambda conn: conn.execute("PRAGMA journal_mode = DELETE"))
+            if apply:
+                os.chmod(staged, backup.stat().st_mode & 0o777)
+                staged.replace(backup)
+            return done
 
     # ----------------------------------------------------------------- lifecycle (lifecycle.py)
 

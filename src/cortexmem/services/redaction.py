@@ -1,0 +1,125 @@
+"""``cortex redact``: today's secret redaction over what a store already holds.
+
+The rules in ``core.redact`` grow as leaks are found; what an older Cortex stored under the
+rules of its day stays as it was written. This pass takes one store (the project's or the
+global one) to today's rules: the store itself (``redact_stored``), each of its backups (a
+backup that kept the secret would defeat the purpose) and the text files Cortex writes beside
+it (the log and its rotated copy, the learning loop's files, dream reports, the capture's
+quarantine, cached projections). It leaves alone what a person wrote (``ai.yaml``,
+``learning.yaml``) and the copies of a person's own files that ``cortex review`` keeps before
+editing them (``backups/review/``): those are theirs, not Cortex's record.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from cortexmem.core.redact import MARK, redact, redact_value
+from cortexmem.errors import CortexError
+from cortexmem.project.files import write_atomic
+from cortexmem.store.protocols import BackupStore, Redacted
+
+# The text files Cortex itself writes in a data folder, by suffix; ``cortex.log.1`` is the
+# rotated log.
+TEXT_SUFFIXES: Final = frozenset({".log", ".md", ".json", ".jsonl", ".txt", ".1"})
+# Folders of a data folder whose files are not Cortex's record: store backups (redacted as
+# stores), copies of the person's own files, the model's files.
+SKIPPED_FOLDERS: Final = frozenset({"backups", "models"})
+MAX_FILE_BYTES: Final = 64 * 1024 * 1024
+MARK_START: Final = MARK.split("{")[0]
+
+
+@dataclass(frozen=True)
+class RedactionReport:
+    """What ``redact_scope`` changed (or would): the store, each backup by path (or why it
+    could not be read), and each text file with the number of secrets found in it."""
+
+    store: Redacted
+    backups: tuple[tuple[Path, Redacted], ...] = ()
+    unreadable: tuple[tuple[Path, str], ...] = ()
+    files: tuple[tuple[Path, int], ...] = ()
+
+    @property
+    def changed(self) -> int:
+        return (
+            self.store.total + sum(r.total for _, r in self.backups) + sum(n for _, n in self.files)
+        )
+
+
+def redact_scope(store: BackupStore, data_dir: Path, *, apply: bool) -> RedactionReport:
+    """Redact ``store``, its backups and Cortex's text files in ``data_dir`` (its folder);
+    with ``apply`` false nothing is written and the report says what would change."""
+    done = store.redact_stored(apply=apply)
+    backups: list[tuple[Path, Redacted]] = []
+    unreadable: list[tuple[Path, str]] = []
+    for backup in store.list_backups():
+        try:
+            backups.append((backup, store.redact_backup(backup, apply=apply)))
+        except CortexError as exc:  # damaged, or not a store: left as it is, and said
+            unreadable.append((backup, str(exc)))
+    files = [(path, n) for path in text_files(data_dir) if (n := redact_file(path, apply=apply))]
+    return RedactionReport(done, tuple(backups), tuple(unreadable), tuple(files))
+
+
+def text_files(data_dir: Path) -> list[Path]:
+    """Cortex's own text files under ``data_dir``, outside the folders it does not own."""
+    if not data_dir.is_dir():
+        return []
+    found = []
+    for path in sorted(data_dir.rglob("*")):
+        parts = path.relative_to(data_dir).parts
+        if any(p in SKIPPED_FOLDERS or p.startswith(".") for p in parts[:-1]):
+            continue
+        if path.suffix in TEXT_SUFFIXES and not path.name.startswith(".") and path.is_file():
+            found.append(path)
+    return found
+
+
+def redact_file(path: Path, *, apply: bool) -> int:
+    """How many secrets today's rules find in ``path`` (at least 1 when anything changes);
+    with ``apply``, the file is rewritten in one rename, keeping its mode. A JSON file, and
+    each line of a JSON Lines file or log, is redacted as JSON (each string in it) when it is
+    JSON, so it stays readable. A file that is not UTF-8 text, or too big to be one of
+    Cortex's, is left alone."""
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            return 0
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return 0
+    if path.suffix == ".json":
+        clean = _json_text(text)
+        clean = redact(text) if clean is None else clean
+    else:
+        clean = "".join(_line(line) for line in text.splitlines(keepends=True))
+    if clean == text:
+        return 0
+    if apply:
+        write_atomic(path, clean)
+    return max(1, _marks(clean) - _marks(text))
+
+
+def _marks(text: str) -> int:
+    return text.count(MARK_START)
+
+
+def _line(line: str) -> str:
+    body = line.rstrip("\r\n")
+    clean = _json_text(body) if body.startswith(("{", "[")) else None
+    return (redact(body) if clean is None else clean) + line[len(body) :]
+
+
+def _json_text(text: str) -> str | None:
+    """``text`` redacted as the JSON it holds (``text`` itself when nothing in it changes),
+    or None when it is not JSON."""
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return None
+    clean = redact_value(parsed)
+    if clean == parsed:
+        return text
+    return json.dumps(clean, ensure_ascii=False) + ("\n" if text.endswith("\n") else "")

@@ -1,0 +1,202 @@
+"""`cortex redact`: a store an older Cortex wrote, whose rules let secrets through, taken to
+today's rules: in the store, its backups and the files beside it, with nothing else lost."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import cortexmem.core.redact as redaction_rules
+from cortexmem.cli.app import cli
+from cortexmem.hosts.claude_code.reader import READER
+from cortexmem.model import Episode, Memory
+from cortexmem.services.context import Context
+from cortexmem.services.ingest import ingest
+from cortexmem.services.redaction import redact_file, text_files
+
+SAMPLE = (
+    Path(__file__).parent.parent
+    / "examples/sessions/-home-dev-payments-api/424b1fee-9709-4315-85d9-5954058b4714.jsonl"
+)
+PASSWORD = "hunter2(2)xyz"
+TOKEN = "ghp_16C7e42F292c6912E7710c838347Ae178B4a"
+SECRETS = (PASSWORD.encode(), TOKEN.encode())
+
+
+def planted_transcript(folder: Path) -> Path:
+    """The sample session with secrets in the first prompt, a command and its failure."""
+    lines = []
+    for n, line in enumerate(SAMPLE.read_text(encoding="utf-8").splitlines()):
+        record = json.loads(line)
+        content = record.get("message", {}).get("content")
+        if n == 1:
+            record["message"]["content"] = f"{content} Use DB_PASSWORD={PASSWORD} for the db."
+        for block in content if isinstance(content, list) else ():
+            if block.get("type") == "tool_use" and block.get("name") == "Bash":
+                block["input"]["command"] += f" && echo token {TOKEN}"
+            if block.get("type") == "tool_result" and block.get("is_error"):
+                block["content"] = f"{block['content']}\nauth failed for {TOKEN}"
+        lines.append(json.dumps(record))
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / SAMPLE.name
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def as_an_older_cortex(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rules that let everything through: what an older Cortex's missed looks like."""
+    monkeypatch.setattr(redaction_rules, "_redact", lambda text: text)
+    monkeypatch.setattr(redaction_rules, "_redact_memo", lambda text: text)
+
+
+def leaks(folder: Path) -> list[str]:
+    """Every file under ``folder`` that holds a planted secret's bytes anywhere (free pages,
+    index segments and the write-ahead log included)."""
+    return sorted(
+        str(p.relative_to(folder))
+        for p in folder.rglob("*")
+        if p.is_file() and any(s in p.read_bytes() for s in SECRETS)
+    )
+
+
+@pytest.fixture
+def older_store(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``repo`` with a store an older Cortex wrote from the planted session, a backup of it,
+    and a log line that quoted a secret."""
+    transcript = planted_transcript(tmp_path / "transcripts")
+    with monkeypatch.context() as old:
+        as_an_older_cortex(old)
+        ingest([transcript.parent], reader=READER, into=repo)
+        with Context.for_cwd(repo) as ctx:
+            ctx.require("project").backup("before-upgrade")
+    data = repo / ".cortex"
+    (data / "cortex.log").write_text(f"2026-01-01T00:00:00Z hook failed: {TOKEN}\n")
+    assert leaks(data), "the older store was meant to hold the secrets"
+    return repo
+
+
+def cortex(repo: Path, *args: str, code: int = 0, input: str | None = None):
+    result = CliRunner().invoke(cli, ["-C", str(repo), *args], input=input)
+    assert result.exit_code == code, (result.output, result.exception)
+    return result
+
+
+def test_dry_run_says_what_would_change_and_writes_nothing(older_store: Path):
+    data = older_store / ".cortex"
+    before = {p: p.read_bytes() for p in data.rglob("*") if p.is_file()}
+    report = json.loads(cortex(older_store, "redact", "--dry-run", "--json").stdout)
+    project = report["stores"]["project"]
+    assert report["dry_run"] and project["store"]["rows"]["episodes"] >= 2
+    assert {"events", "memories"} <= set(project["store"]["rows"])
+    assert next(iter(project["backups"].values()))["rows"] == project["store"]["rows"]
+    assert project["files"] == {str(data / "cortex.log"): 1}
+    after = {p: p.read_bytes() for p in data.rglob("*") if p.is_file()}
+    assert after == before
+
+
+def test_redact_leaves_no_secret_anywhere_and_loses_nothing(older_store: Path, tmp_path: Path):
+    data = older_store / ".cortex"
+    with Context.for_cwd(older_store) as ctx:
+        counts = ctx.require("project").counts()
+    out = cortex(older_store, "redact", "--yes").stdout
+    assert "rows changed" in out and "cortex.log: 1 secret redacted" in out
+    assert leaks(data) == []
+    assert "nothing to redact" in cortex(older_store, "redact", "--dry-run").stdout
+    with Context.for_cwd(older_store) as ctx:
+        store = ctx.require("project")
+        assert store.counts() == counts  # rows rewritten, none lost
+        assert store.integrity_check() == []
+        said = [e.text for e in store.iter_episodes()]
+        assert any("DB_PASSWORD=[REDACTED" in t for t in said)
+        # The older Cortex clipped a refused command through the token before redacting:
+        # what is left of it is redacted as a token cut short.
+        cut = [e for e in store.iter_events() if "[REDACTED:cut-token]" in e.content]
+        assert [e.kind for e in cut] == ["preference"]
+    # The same session read again from another path (no cursor for it): every event and
+    # episode is already there under its new hash, exactly once, but for the one clipped
+    # through its secret (today's capture redacts, then clips: another text), and the
+    # preference drawn from it.
+    again = ingest([planted_transcript(tmp_path / "elsewhere")], reader=READER, into=older_store)
+    added = again.projects[str(older_store)]
+    assert added["events_added"] == added["memories_added"] == len(cut)
+    # Events are append-only again.
+    with sqlite3.connect(data / "cortex.db") as conn, pytest.raises(sqlite3.IntegrityError):
+        conn.execute("UPDATE events SET content = 'x'")
+
+
+def test_every_backup_is_redacted_and_still_restores(older_store: Path):
+    """A reset and a restore leave three backups (before the upgrade, before the reset, the
+    emptied store before the restore: the free pages of an emptied store can still hold what
+    was deleted); each is redacted and compacted, and each still restores."""
+    data = older_store / ".cortex"
+    cortex(older_store, "reset", "--yes")
+    cortex(older_store, "restore", "--yes", "--list")
+    pre_reset = sorted((data / "backups").glob("*-pre-reset.db"))[-1]
+    cortex(older_store, "restore", "--yes", pre_reset.name)
+    assert len(list((data / "backups").glob("*.db"))) == 3
+    cortex(older_store, "redact", "--yes")
+    assert leaks(data) == []
+    cortex(older_store, "restore", "--yes", pre_reset.name)
+    with Context.for_cwd(older_store) as ctx:
+        store = ctx.require("project")
+        assert store.counts().memories > 0
+        assert any("[REDACTED:github-token]" in e.text for e in store.iter_episodes())
+    assert leaks(data) == []
+
+
+def test_copies_once_redacted_become_one(repo: Path, monkeypatch: pytest.MonkeyPatch):
+    """Two episodes that differed only by their secret are one after redaction; the memory
+    drawn from the second points at the first."""
+    with monkeypatch.context() as old:
+        as_an_older_cortex(old)
+        with Context.for_cwd(repo) as ctx:
+            store = ctx.writable("project")
+            first, second = (
+                Episode(f"connect with DB_PASSWORD={p}", session_id="s1", line=n)
+                for n, p in ((1, PASSWORD), (2, "other(9)pass"))
+            )
+            memory = Memory("the db password is in the vault")
+            store.import_records(
+                [memory], [], [], episodes=[first, second], episode_links=[(memory.id, second.id)]
+            )
+    cortex(repo, "redact", "--yes")
+    with Context.for_cwd(repo) as ctx:
+        store = ctx.require("project")
+        assert [e.id for e in store.iter_episodes()] == [first.id]
+        assert [e.id for e in store.episodes_of_memory(memory.id)] == [first.id]
+
+
+def test_files_a_person_wrote_are_left_alone(older_store: Path):
+    data = older_store / ".cortex"
+    (data / "ai.yaml").write_text(f"# token {TOKEN}\n")
+    review = data / "backups" / "review"
+    review.mkdir(parents=True)
+    (review / "CLAUDE.md").write_text(f"token {TOKEN}\n")
+    quarantine = data / "quarantine" / "records.jsonl"
+    quarantine.parent.mkdir()
+    quarantine.write_text(json.dumps({"record": {"command": f"curl -H 'token {TOKEN}'"}}) + "\n")
+    assert data / "ai.yaml" not in text_files(data)
+    assert review / "CLAUDE.md" not in text_files(data)
+    assert redact_file(quarantine, apply=True) == 1
+    record = json.loads(quarantine.read_text())  # still one JSON record a line
+    assert TOKEN not in record["record"]["command"]
+    cortex(older_store, "redact", "--yes")
+    assert leaks(data) == ["ai.yaml", "backups/review/CLAUDE.md"]
+
+
+def test_it_asks_first_and_a_script_must_say_yes(older_store: Path):
+    data = older_store / ".cortex"
+    before = (data / "cortex.db").read_bytes()
+    out = cortex(older_store, "redact", code=1).output  # no terminal to ask on
+    assert "--yes" in out or "-y" in out
+    assert (data / "cortex.db").read_bytes() == before
+
+
+def test_nothing_stored_yet(repo: Path, tmp_path: Path):
+    shutil.rmtree(repo / ".cortex", ignore_errors=True)
+    assert "nothing to redact" in cortex(repo, "redact", "--dry-run").stdout
