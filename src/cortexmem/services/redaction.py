@@ -12,6 +12,7 @@ editing them (``backups/review/``): those are theirs, not Cortex's record.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,8 +27,10 @@ from cortexmem.store.protocols import BackupStore, Redacted
 # rotated log.
 TEXT_SUFFIXES: Final = frozenset({".log", ".md", ".json", ".jsonl", ".txt", ".1"})
 # Folders of a data folder whose files are not Cortex's record: store backups (redacted as
-# stores), copies of the person's own files, the model's files.
-SKIPPED_FOLDERS: Final = frozenset({"backups", "models"})
+# stores), copies of the person's own files, the model's files; and hand-offs other processes
+# append to or consume while this runs, which hold no free text (the tool hooks' spool keeps a
+# command's form, never its arguments; the capture queue names transcripts).
+SKIPPED_FOLDERS: Final = frozenset({"backups", "models", "observations", "queue"})
 MAX_FILE_BYTES: Final = 64 * 1024 * 1024
 MARK_START: Final = MARK.split("{")[0]
 
@@ -83,23 +86,34 @@ def redact_file(path: Path, *, apply: bool) -> int:
     with ``apply``, the file is rewritten in one rename, keeping its mode. A JSON file, and
     each line of a JSON Lines file or log, is redacted as JSON (each string in it) when it is
     JSON, so it stays readable. A file that is not UTF-8 text, or too big to be one of
-    Cortex's, is left alone."""
-    try:
-        if path.stat().st_size > MAX_FILE_BYTES:
+    Cortex's, is left alone. The log grows while this runs (a hook appends a line): a file
+    that grew while it was read is read again, so no line is lost to the rename."""
+    for _ in range(3):
+        try:
+            size = path.stat().st_size
+            if size > MAX_FILE_BYTES:
+                return 0
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
             return 0
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return 0
+        clean = _redacted_text(path, text)
+        if clean == text:
+            return 0
+        if not apply:
+            return max(1, _marks(clean) - _marks(text))
+        with contextlib.suppress(OSError):
+            if path.stat().st_size != size:
+                continue
+        write_atomic(path, clean)
+        return max(1, _marks(clean) - _marks(text))
+    return 0
+
+
+def _redacted_text(path: Path, text: str) -> str:
     if path.suffix == ".json":
         clean = _json_text(text)
-        clean = redact(text) if clean is None else clean
-    else:
-        clean = "".join(_line(line) for line in text.splitlines(keepends=True))
-    if clean == text:
-        return 0
-    if apply:
-        write_atomic(path, clean)
-    return max(1, _marks(clean) - _marks(text))
+        return redact(text) if clean is None else clean
+    return "".join(_line(line) for line in text.splitlines(keepends=True))
 
 
 def _marks(text: str) -> int:
