@@ -101,7 +101,28 @@ def test_forget_by_id_and_by_query(run):
     archived = json.loads(run("forget", "--json", "--yes", "--query", "staging VPN").stdout)
     assert [x["memory"]["id"] for x in archived] == [b]
     assert json.loads(run("recall", "--json", "staging").stdout) == []
-    assert "no memory matches" in run("forget", "--yes", "--query", "zebra", code=1).stderr
+    assert (
+        "no memory holds every word of" in run("forget", "--yes", "--query", "zebra", code=1).stderr
+    )
+
+
+def test_forget_by_query_unattended_takes_only_what_holds_every_word(run, repo: Path):
+    """Meaning always finds a neighbour and relevance is relative to the best hit: with --yes
+    a query archives only the memories that hold all its words, and never what was said."""
+    from cortexmem.services.context import Context
+    from cortexmem.services.embedding import Embedder, sync_context
+
+    kept = [remember(run, t) for t in ("Use SQLite WAL; PostgreSQL only for team sync",
+                                       "The CI runner has no GPU; skip CUDA tests there")]  # fmt: skip
+    with Context.for_cwd(repo) as ctx:
+        sync_context(ctx, Embedder.for_context(ctx))
+    run("forget", "--yes", "--query", "qwertyuiop zxcvb", code=1)
+    run("forget", "--yes", "--query", "GPU postgres", code=1)
+    archived = json.loads(run("forget", "--json", "--yes", "--query", "CUDA GPU").stdout)
+    assert [x["memory"]["id"] for x in archived] == [kept[1]]
+    assert [r["memory"]["id"] for r in json.loads(run("recall", "--json", "WAL").stdout)] == [
+        kept[0]
+    ]
 
 
 def test_status_json(run, repo: Path):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import sys
 from pathlib import Path
@@ -25,7 +26,7 @@ from cortexmem.cli.common import (
     scope_of,
 )
 from cortexmem.errors import FULL_HINT, CortexError, NotCortexStore, StoreCorrupt, disk_full
-from cortexmem.model import MEMORY_TYPES
+from cortexmem.model import MEMORY_TYPES, Memory
 
 TYPE_CHOICE = click.Choice(MEMORY_TYPES, case_sensitive=False)
 
@@ -432,7 +433,9 @@ def forget(
 ) -> None:
     """Archive a memory by ID, or find candidates with --query and choose.
 
-    Archived memories are no longer recalled but stay in the store (and in backups).
+    With --query and --yes, only the memories that hold every word of the query are archived
+    (what was said in sessions is never a candidate: it is the record, not a memory). Archived
+    memories are no longer recalled but stay in the store (and in backups).
     """
     from cortexmem.services import memories
 
@@ -453,20 +456,26 @@ def forget(
             click.echo("Nothing archived.")
 
 
-FORGET_MIN_RELEVANCE = 0.5
-
-
 def _forget_by_query(ctx, query: str, yes: bool, as_json: bool) -> list:
+    from cortexmem.core.fts_query import query_terms
+    from cortexmem.core.fusion import RELEVANCE_FLOOR
     from cortexmem.services import memories
     from cortexmem.services.recall import recall as do_recall
 
-    hits = do_recall(ctx, query, all_branches=True, limit=10, count_access=False)
-    # A fuzzy query should not sweep in memories that share only one common word.
-    hits = [h for h in hits if h.relevance >= FORGET_MIN_RELEVANCE]
+    hits = do_recall(
+        ctx, query, all_branches=True, limit=10, count_access=False, floor=RELEVANCE_FLOOR
+    )
+    hits = [h for h in hits if h.episode is None]  # what was said is the record, not a memory
+    if yes:
+        # Unattended, only what certainly matches: a memory holding every word of the query
+        # (relevance is relative to the best hit, and meaning always finds a neighbour).
+        terms, _ = query_terms(query)
+        hits = [h for h in hits if terms and _holds_every(terms, h.memory)]
     if not hits:
         if as_json:
             return []
-        raise CortexError(f"no memory matches {query!r}")
+        held = " holds every word of" if yes else " matches"
+        raise CortexError(f"no memory{held} {query!r}")
     if yes:
         chosen = hits
     else:
@@ -487,6 +496,11 @@ def _forget_by_query(ctx, query: str, yes: bool, as_json: bool) -> list:
             backup = ctx.require(scope).backup("pre-forget")
             click.echo(f"Backup of the {scope} store: {backup.name}", err=True)
     return [memories.forget(ctx, h.memory.id) for h in chosen]
+
+
+def _holds_every(terms: list[str], memory: Memory) -> bool:
+    text = f"{memory.content} {memory.summary} {' '.join(memory.tags)}".lower()
+    return set(terms) <= set(re.findall(r"[^\W_]+", text))
 
 
 def _pick(hits: list, answer: str) -> list:
