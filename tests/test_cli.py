@@ -112,8 +112,9 @@ def test_forget_by_query_unattended_takes_only_what_holds_every_word(run, repo: 
     from cortexmem.services.context import Context
     from cortexmem.services.embedding import Embedder, sync_context
 
-    kept = [remember(run, t) for t in ("Use SQLite WAL; PostgreSQL only for team sync",
-                                       "The CI runner has no GPU; skip CUDA tests there")]  # fmt: skip
+    texts = ("Use SQLite WAL; PostgreSQL only for team sync",
+             "The CI runner has no GPU; skip CUDA tests there")  # fmt: skip
+    kept = [remember(run, t) for t in texts]
     with Context.for_cwd(repo) as ctx:
         sync_context(ctx, Embedder.for_context(ctx))
     run("forget", "--yes", "--query", "qwertyuiop zxcvb", code=1)

@@ -411,3 +411,46 @@ def test_rules_searched_without_their_leading_context_find_the_same_secrets():
             as_written = re.compile(rule.regex, rule.flags)
             found = [m.group(rule.group) for m in rule.pattern().finditer(text)]
             assert found == [m.group(rule.group) for m in as_written.finditer(text)], rule.kind
+
+
+# --------------------------------------------------------------- cut only after redaction
+# Every place that keeps the head of a long text redacts what reaches the cut first: a token
+# the cut went through would keep most of itself, and no rule knows a token by its first half.
+
+
+def _straddling(limit: int) -> tuple[str, str]:
+    token = SECRETS["github-classic"]  # cut 30 characters in: too short for its rule
+    return "x" * (limit - 31) + f" {token} and more", token[:20]
+
+
+def test_a_long_tool_result_is_redacted_before_it_is_cut():
+    from cortexmem.hosts.claude_code.transcript import MAX_RESULT_CHARS, parse_record
+
+    text, head = _straddling(MAX_RESULT_CHARS)
+    record = {
+        "type": "user",
+        "timestamp": "2026-01-01T00:00:00Z",
+        "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": text}]},
+    }  # fmt: skip
+    entry = parse_record(record, 1)
+    assert entry is not None and "more characters]" in repr(entry)
+    assert head not in repr(entry)
+
+
+def test_what_a_warning_records_of_a_call_is_redacted_before_it_is_cut():
+    from cortexmem.core.lessons.facts import Action
+
+    text, head = _straddling(200)
+    for action in (Action(tool="shell", kind="shell", command=f"echo {text}"),
+                   Action(tool="edit", kind="edit", path="a.py", text=text)):  # fmt: skip
+        assert head not in action.describe()
+
+
+def test_a_refusals_words_are_redacted_before_they_are_cut():
+    from cortexmem.hosts.claude_code.transcript import REFUSALS, refusal_reason
+
+    text, head = _straddling(1_000)
+    said = f"{REFUSALS[0]}. To tell you how to proceed, the user said:\n{text}"
+    reason = refusal_reason(said)
+    assert reason and head not in reason

@@ -200,3 +200,21 @@ def test_it_asks_first_and_a_script_must_say_yes(older_store: Path):
 def test_nothing_stored_yet(repo: Path, tmp_path: Path):
     shutil.rmtree(repo / ".cortex", ignore_errors=True)
     assert "nothing to redact" in cortex(repo, "redact", "--dry-run").stdout
+
+
+def test_a_pending_calls_path_is_redacted_in_the_saved_state(repo: Path, tmp_path: Path):
+    """A transcript read while a Write waits for its result: the call is saved with the
+    extractor's state until the result comes, and its path is redacted there too."""
+    lines = SAMPLE.read_text(encoding="utf-8").splitlines()
+    cut = next(n for n, line in enumerate(lines) if '"name":"Write"' in line.replace(" ", ""))
+    record = json.loads(lines[cut])
+    for block in record["message"]["content"]:
+        if block.get("type") == "tool_use":
+            block["input"]["file_path"] = f"/home/dev/payments-api/keys/{TOKEN}/app.py"
+    folder = tmp_path / "waiting"
+    folder.mkdir()
+    (folder / SAMPLE.name).write_text("\n".join([*lines[:cut], json.dumps(record)]) + "\n")
+    ingest([folder], reader=READER, into=repo)
+    with sqlite3.connect(repo / ".cortex" / "cortex.db") as conn:
+        (state,) = conn.execute("SELECT extractor_state FROM extraction_cursors").fetchone()
+    assert "/keys/" in state and TOKEN not in state

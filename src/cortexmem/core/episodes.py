@@ -162,17 +162,20 @@ class EpisodeCollector:
         """What this collector carries from one entry to the next, JSON-ready."""
         return {
             "subagent_calls": list(self.subagent_calls)[-MAX_PENDING_CALLS:],
-            # saved like everything else: redacted (a write awaiting its result may hold a key)
+            # saved like everything else: redacted (a write awaiting its result may hold a key,
+            # and so may a path or the folder); the calls' ids are kept as they are
             "writes": [
-                [k, path, redact(text)]
+                [k, redact(path), redact(text)]
                 for k, (path, text) in list(self.writes.items())[-MAX_PENDING_WRITES:]
             ],
-            "reads": [[k, path] for k, path in list(self.reads.items())[-MAX_PENDING_WRITES:]],
+            "reads": [
+                [k, redact(path)] for k, path in list(self.reads.items())[-MAX_PENDING_WRITES:]
+            ],
             "commands": [
                 [k, head, looks]
                 for k, (head, looks) in list(self.commands.items())[-MAX_PENDING_WRITES:]
             ],
-            "home": self.home,
+            "home": redact(self.home) if self.home else self.home,
         }
 
     def load_state(self, state: object) -> None:

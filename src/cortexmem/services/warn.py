@@ -28,7 +28,7 @@ from cortexmem.core.lessons.render import (
 )
 from cortexmem.core.lessons.requested import called_up, lookup_words
 from cortexmem.core.lessons.score import BUDGET, Scored, score_all, select, word_similarity
-from cortexmem.core.text import relative_path
+from cortexmem.core.text import clip_redacted, relative_path
 from cortexmem.errors import CortexError
 from cortexmem.model import Lesson
 from cortexmem.services.context import Context
@@ -172,7 +172,9 @@ def warn_for_prompt(
         {w.lesson_id for w in shown_before},
         len(shown_before),
     )
-    action = Action(tool=PROMPT_TOOL, kind="prompt", text=" ".join(prompt.split())[:200])
+    action = Action(
+        tool=PROMPT_TOOL, kind="prompt", text=clip_redacted(" ".join(prompt.split()), 200)
+    )
     result.shown = _shown(ctx, [s.lesson for s in chosen], action, session_id, None, dry_run)
     result.text = request_warnings_text(result.shown)
     return result
@@ -196,7 +198,7 @@ def _shown(
     for lesson in lessons:
         if store.record_warning(session_id, lesson.id, action.tool, action.describe(),
                                 tool_use_id):  # fmt: skip
-            store.update_lesson(after_shown(lesson), "shown", action.describe()[:200])
+            store.update_lesson(after_shown(lesson), "shown", clip_redacted(action.describe(), 200))
             shown.append(lesson)
     return shown
 

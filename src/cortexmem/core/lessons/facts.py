@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from cortexmem.core.extraction.commands import normalise_command
+from cortexmem.core.text import clip_redacted
 
 LANGUAGE_OF_SUFFIX: Final[dict[str, str]] = {
     ".py": "python", ".pyi": "python", ".ipynb": "python",
@@ -107,10 +108,11 @@ class Action:
 
     def describe(self) -> str:
         """One line for a person or a model: ``shell: pytest -q`` / ``edit src/app.ts``."""
+        # Redacted, then cut: a token the cut went through would keep most of itself.
         if self.command:
-            return f"{self.tool}: {self.command.strip().splitlines()[0][:200]}"
+            return f"{self.tool}: {clip_redacted(self.command.strip().splitlines()[0], 200)}"
         what = f"{self.tool} {self.path}".strip()
-        return f"{what} — {self.text[:200]}" if self.text else what
+        return f"{what} — {clip_redacted(self.text, 200)}" if self.text else what
 
 
 def suffix_of(path: str) -> str | None:

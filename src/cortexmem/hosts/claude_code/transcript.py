@@ -37,6 +37,7 @@ from cortexmem.core.session import (
     ToolKind,
     ToolResult,
 )
+from cortexmem.core.text import REDACT_MARGIN, clip_redacted
 
 MAX_LINE_BYTES: Final = 16 * 1024 * 1024
 MAX_RESULT_CHARS: Final = 20_000
@@ -169,7 +170,7 @@ def refusal_reason(text: str) -> str:
     if not text.startswith(REFUSALS):
         return ""
     found = _REFUSAL_REASON.search(text)
-    return " ".join(found.group(1).split())[:1_000] if found else ""
+    return clip_redacted(" ".join(found.group(1).split()), 1_000) if found else ""
 
 
 # What Claude Code writes into messages without anyone speaking.
@@ -346,9 +347,16 @@ def tool_result_block(
 
 
 def _cut(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, saying how many were left out. What reaches the
+    cut is redacted first: a secret the cut went through would keep most of itself, and no
+    rule knows a token by its first half."""
     if len(text) <= limit:
         return text
-    return text[:limit] + f"\n… [{len(text) - limit} more characters]"
+    from cortexmem.core.redact import redact
+
+    return (
+        redact(text[: limit + REDACT_MARGIN])[:limit] + f"\n… [{len(text) - limit} more characters]"
+    )
 
 
 _CUT_MARK: Final = re.compile(r"\n… \[\d+ more characters\]\Z")
