@@ -431,3 +431,21 @@ def test_a_second_dream_is_refused_while_one_runs(repo: Path):
         with PidLock(str(ctx.paths.data_dir / LOCK)), pytest.raises(DreamBusy):
             dream(ctx)
         assert dream(ctx).dry_run  # free again once the first is done
+
+
+def test_the_target_files_secrets_stay_out_of_the_store_but_not_out_of_the_file(repo: Path):
+    """A settings.json's env block is how Claude Code is given keys: the suggestion keeps the
+    file before and after to show, and the audit its diff, both redacted; the file itself is
+    edited as it is, its key left where the person put it."""
+    key = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    settings = repo / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"env": {"GITHUB_TOKEN": key}}))
+    with Context.for_cwd(repo) as ctx:
+        ref = queue(ctx, DRAFTS["settings_json"])
+        apply(ctx, ref, who="alice")
+        stored = ctx.require("project").suggestions(None)[0]
+        entry = ctx.require("project").audit_entries()[0]
+    assert key not in stored.before + stored.after + entry.diff
+    assert "GITHUB_TOKEN" in stored.before and "uv run pytest" in stored.after
+    assert json.loads(settings.read_text())["env"]["GITHUB_TOKEN"] == key

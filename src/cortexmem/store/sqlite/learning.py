@@ -8,6 +8,7 @@ import json
 import sqlite3
 from collections.abc import Iterable, Sequence
 
+from cortexmem.core.redact import redact
 from cortexmem.errors import CortexError
 from cortexmem.model import Instinct, Observation, Suggestion, utc_now
 from cortexmem.store.protocols import AuditEntry
@@ -161,10 +162,14 @@ class LearningRooms(Transactions):
     # ------------------------------------------------------------ suggestions, audit
 
     def add_suggestions(self, suggestions: Iterable[Suggestion]) -> int:
+        # The target file before and after, kept to show: redacted like everything stored
+        # (a CLAUDE.md or a settings.json's env block can hold a key). Applying reads the
+        # file again; what is kept here is never written back.
         rows = [
             (
                 s.id, s.destination, s.target, s.title, s.text, s.rationale, s.source, s.key,
-                s.before, s.after, json.dumps(list(s.evidence)), s.recurrence, s.status,
+                redact(s.before), redact(s.after), json.dumps(list(s.evidence)), s.recurrence,
+                s.status,
                 s.created_at or utc_now(), s.decided_at, s.drafted_by,
             )
             for s in suggestions
@@ -231,8 +236,8 @@ class LearningRooms(Transactions):
                 "WHERE id = ? AND status = 'pending'",
                 (
                     suggestion.status,
-                    suggestion.text,
-                    suggestion.after,
+                    redact(suggestion.text),
+                    redact(suggestion.after),
                     suggestion.decided_at or utc_now(),
                     suggestion.id,
                 ),
@@ -248,7 +253,7 @@ class LearningRooms(Transactions):
                     entry.action,
                     entry.suggestion_id,
                     entry.target,
-                    entry.diff,
+                    redact(entry.diff),
                     entry.backup,
                 ),
             )
