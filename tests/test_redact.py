@@ -454,3 +454,25 @@ def test_a_refusals_words_are_redacted_before_they_are_cut():
     said = f"{REFUSALS[0]}. To tell you how to proceed, the user said:\n{text}"
     reason = refusal_reason(said)
     assert reason and head not in reason
+
+
+def test_where_a_record_came_from_is_redacted_too():
+    """A branch, a folder, a session or a tool can be named with a key (``rotate/ghp_…``,
+    an MCP server's tool); what is stored about where a record came from is redacted."""
+    from cortexmem.core.redact import redact_event, redact_memory, redact_observation
+    from cortexmem.model import Event, Memory, Observation, Provenance, SourceContext
+
+    token = SECRETS["github-classic"]
+    memory = redact_memory(
+        Memory("x", source_context=SourceContext(branch=f"rotate/{token}", cwd=f"/w/{token}"))
+    )
+    event = redact_event(Event("command", "ran it", provenance=Provenance(branch=token)))
+    observed = redact_observation(
+        Observation(
+            session_id="s", tool=f"mcp__vault__{token}", ok=True, at="2026-01-01T00:00:00.000000Z"
+        )
+    )
+    assert token not in repr((memory, event, observed))
+    assert memory.source_context.branch.startswith("rotate/")
+    plain = Memory("x", source_context=SourceContext(branch="feature/login", cwd="/w/app"))
+    assert redact_memory(plain) is plain

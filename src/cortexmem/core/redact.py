@@ -34,7 +34,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from cortexmem.model import Event, Memory
+from cortexmem.model import Episode, Event, Memory, Observation
 
 MARK = "[REDACTED:{}]"
 RULES_FILE = Path(__file__).with_name("secret_rules.json")
@@ -949,16 +949,54 @@ def redact_value(value: Any) -> Any:
 
 
 def redact_memory(memory: Memory) -> Memory:
-    """The memory as it may be stored: content, summary and tags redacted."""
+    """The memory as it may be stored: content, summary and tags redacted, and where it came
+    from (a branch, a folder or a session can be named with a key: ``rotate/ghp_…``)."""
     content, summary = redact(memory.content), redact(memory.summary)
     tags = tuple(redact_tag(t) for t in memory.tags)
-    if (content, summary, tags) == (memory.content, memory.summary, memory.tags):
+    where, session = memory.source_context, _maybe(memory.source_session)
+    context = replace(where, branch=_maybe(where.branch), cwd=_maybe(where.cwd))
+    if (content, summary, tags, context, session) == (
+        memory.content, memory.summary, memory.tags, where, memory.source_session,
+    ):  # fmt: skip
         return memory
-    return memory.with_changes(content=content, summary=summary, tags=tags)
+    return memory.with_changes(
+        content=content, summary=summary, tags=tags, source_context=context,
+        source_session=session,
+    )  # fmt: skip
 
 
 def redact_event(event: Event) -> Event:
+    """The event as it may be stored: its content, payload and provenance redacted."""
     content, payload = redact(event.content), redact_value(event.payload)
-    if content == event.content and payload == event.payload:
+    was = event.provenance
+    where = replace(
+        was, session_id=_maybe(was.session_id), transcript_path=_maybe(was.transcript_path),
+        branch=_maybe(was.branch),
+    )  # fmt: skip
+    if content == event.content and payload == event.payload and where == was:
         return event
-    return replace(event, content=content, payload=payload)
+    return replace(event, content=content, payload=payload, provenance=where)
+
+
+def redact_source(episode: Episode) -> Episode:
+    """An episode's provenance redacted (its text is redacted as it is cut, in ``episodes``)."""
+    session, path = _maybe(episode.session_id), _maybe(episode.transcript_path)
+    branch = _maybe(episode.branch)
+    if (session, path, branch) == (episode.session_id, episode.transcript_path, episode.branch):
+        return episode
+    return replace(episode, session_id=session, transcript_path=path, branch=branch)
+
+
+def redact_observation(observation: Observation) -> Observation:
+    """A tool call's record redacted: its tool's names (an MCP tool is named by its server),
+    what it was about, its command's form and the branch."""
+    o = observation
+    clean = replace(
+        o, tool=redact(o.tool), prev_tool=_maybe(o.prev_tool), prev2_tool=_maybe(o.prev2_tool),
+        detail=_maybe(o.detail), command=_maybe(o.command), branch=_maybe(o.branch),
+    )  # fmt: skip
+    return o if clean == o else clean
+
+
+def _maybe(text: str | None) -> str | None:
+    return redact(text) if text else text

@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any, Final
 
 from cortexmem.core.fts_query import to_fts_query
-from cortexmem.core.redact import redact
+from cortexmem.core.redact import redact, redact_source
 from cortexmem.model import Episode, Event, Memory
 from cortexmem.store.protocols import EpisodeCounts, ImportResult
 from cortexmem.store.sqlite.tx import Transactions
@@ -48,6 +48,7 @@ def insert_episodes(
     room: dict[str | None, int] = {}
     added = 0
     for episode in episodes:
+        episode = redact_source(episode)
         session = episode.session_id
         if session not in room:
             had = conn.execute(
@@ -94,7 +95,7 @@ def import_episodes(
     or an episode this store does not hold is skipped and said."""
     stored_as: dict[str, str] = {}
     for episode in episodes:
-        episode = replace(episode, text=redact(episode.text))
+        episode = redact_source(replace(episode, text=redact(episode.text)))
         result.episodes_added += conn.execute(INSERT_EPISODE, episode_row(episode)).rowcount
         row = conn.execute(
             "SELECT id FROM episodes WHERE content_hash = ?", (episode.content_hash,)

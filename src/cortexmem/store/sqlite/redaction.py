@@ -42,7 +42,7 @@ from cortexmem.store.sqlite.rows import EVENT_COLUMNS, MEMORY_SELECT, row_to_eve
 PLAIN_TEXT: Final = (
     ("lesson_history", "id", ("detail",)),
     ("lesson_warnings", "id", ("action", "reason")),
-    ("observations", "seq", ("detail", "command")),
+    ("observations", "seq", ("tool", "prev_tool", "prev2_tool", "detail", "command", "branch")),
     ("instincts", "key", ("label", "rule")),
     ("suggestions", "id", ("title", "text", "rationale", "before", "after", "evidence")),
     ("audit_log", "id", ("diff",)),
@@ -150,10 +150,13 @@ def _events(conn: sqlite3.Connection, hashes: dict[str, str]) -> tuple[int, int]
             conn.execute("DELETE FROM events WHERE seq = ?", (seq,))
             folded += 1
             continue
+        p = clean.provenance
         conn.execute(
-            "UPDATE events SET content = ?, payload = ?, content_hash = ? WHERE seq = ?",
-            (clean.content, json.dumps(clean.payload, sort_keys=True), new_hash, seq),
-        )
+            "UPDATE events SET content = ?, payload = ?, content_hash = ?, session_id = ?, "
+            "transcript_path = ?, branch = ? WHERE seq = ?",
+            (clean.content, json.dumps(clean.payload, sort_keys=True), new_hash, p.session_id,
+             p.transcript_path, p.branch, seq),
+        )  # fmt: skip
         changed += 1
     return changed, folded
 
@@ -168,11 +171,13 @@ def _memories(conn: sqlite3.Connection) -> int:
         clean = redact_memory(memory)
         if clean is memory:
             continue
+        where = clean.source_context
         conn.execute(
-            "UPDATE memories SET content = ?, summary = ?, tags = ?, content_hash = ? "
-            "WHERE seq = ?",
-            (clean.content, clean.summary, json.dumps(list(clean.tags)), clean.content_hash, seq),
-        )
+            "UPDATE memories SET content = ?, summary = ?, tags = ?, content_hash = ?, "
+            "source_session = ?, source_branch = ?, source_cwd = ? WHERE seq = ?",
+            (clean.content, clean.summary, json.dumps(list(clean.tags)), clean.content_hash,
+             clean.source_session, where.branch, where.cwd, seq),
+        )  # fmt: skip
         changed += 1
     return changed
 
@@ -184,12 +189,13 @@ def _episodes(conn: sqlite3.Connection) -> tuple[int, int]:
         return 0, 0
     changed = folded = 0
     rows = conn.execute(
-        "SELECT seq, id, role, text, session_id, content_hash FROM episodes ORDER BY seq"
+        "SELECT seq, id, role, text, session_id, transcript_path, branch, content_hash "
+        "FROM episodes ORDER BY seq"
     ).fetchall()
-    for seq, episode_id, role, text, session_id, old_hash in rows:
-        clean = redact(text)
-        new_hash = content_hash(role, clean, session_id or "")
-        if clean == text and new_hash == old_hash:
+    for seq, episode_id, role, text, *where, old_hash in rows:
+        clean, new_where = redact(text), [redact(w) if w else w for w in where]
+        new_hash = content_hash(role, clean, new_where[0] or "")
+        if clean == text and new_where == where and new_hash == old_hash:
             continue
         taken = conn.execute(
             "SELECT id FROM episodes WHERE content_hash = ? AND seq != ?", (new_hash, seq)
@@ -204,9 +210,12 @@ def _episodes(conn: sqlite3.Connection) -> tuple[int, int]:
             folded += 1
             continue
         conn.execute(
-            "UPDATE episodes SET text = ?, content_hash = ? WHERE seq = ?", (clean, new_hash, seq)
+            "UPDATE episodes SET text = ?, session_id = ?, transcript_path = ?, branch = ?, "
+            "content_hash = ? WHERE seq = ?",
+            (clean, *new_where, new_hash, seq),
         )
-        conn.execute("DELETE FROM episode_embeddings WHERE episode_seq = ?", (seq,))
+        if clean != text:
+            conn.execute("DELETE FROM episode_embeddings WHERE episode_seq = ?", (seq,))
         changed += 1
     return changed, folded
 

@@ -28,7 +28,7 @@ from cortexmem.core.decay import learned_clock
 from cortexmem.core.filters import MemoryFilter
 from cortexmem.core.fts_query import to_fts_query
 from cortexmem.core.ranking import Candidate
-from cortexmem.core.redact import redact_event, redact_memory
+from cortexmem.core.redact import redact_event, redact_memory, redact_observation
 from cortexmem.errors import (
     FULL_HINT,
     CortexError,
@@ -1050,7 +1050,7 @@ class SQLiteStore(EpisodeRooms, AIRooms, LearningRooms, LessonRooms, Transaction
         listings_in: Callable[[list[Event]], list[Listing]] | None = None,
     ) -> CaptureResult:
         events = [redact_event(e) for e in events]
-        obs_rows = [observation_row(o) for o in observations]
+        obs_rows = [observation_row(redact_observation(o)) for o in observations]
 
         def op(conn: sqlite3.Connection) -> CaptureResult:
             result = CaptureResult()
