@@ -616,6 +616,36 @@ def test_yes_accepts_everything(ctx: Context, review_store):
     assert json.loads(cortex(ctx.paths.root, "consolidate", "--json").output)["candidates"] == []
 
 
+def test_yes_leaves_memories_stating_different_commands_to_a_person(ctx: Context):
+    """Templated lines read alike to the model and to words ("How to lint: `uv run ruff check
+    .`" and "… `uv run ruff format .`", 0.96): two facts, so --yes does not merge them; the
+    person sees the pair in `cortex consolidate`."""
+    pair = add(ctx, [("pattern", "How to lint / type-check: `uv run ruff check .`"),
+                     ("pattern", "How to lint / type-check: `uv run ruff format .`")])  # fmt: skip
+    embed(ctx)
+    link_new(ctx.require("project"), model=Embedder.for_context(ctx).model)
+    listed = json.loads(cortex(ctx.paths.root, "consolidate", "--json").output)["candidates"]
+    assert [c["similarity"] > service.ACCEPT_ABOVE for c in listed] == [True]
+    cortex(ctx.paths.root, "consolidate", "--yes")
+    assert {statuses(ctx.require("project"))[m.id] for m in pair} == {"active"}
+
+
+def test_restating_is_judged_on_what_a_memory_states():
+    from cortexmem.core.consolidation import restates
+
+    def m(text: str) -> Memory:
+        return Memory(text, memory_type="pattern")
+
+    assert restates(
+        m("Use SQLite in WAL mode"), m("We use SQLite WAL mode: sessions write at once")
+    )
+    assert not restates(m("Run `pnpm dev` to start"), m("Run `pnpm install` to start"))
+    assert not restates(m("Timeout is 30 s"), m("Timeout is 60 s"))
+    assert not restates(
+        m("Config lives in src/app/config.py"), m("Config lives in app/settings.py")
+    )
+
+
 def test_interactive_accept_reject(ctx: Context, review_store, monkeypatch):
     monkeypatch.setattr(cli_consolidate, "_stdin_is_tty", lambda: True)
     store = ctx.require("project")

@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from cortexmem.core.consolidation import choose_keeper, consolidation_due, merged
+from cortexmem.core.consolidation import choose_keeper, consolidation_due, merged, restates
 from cortexmem.errors import CortexError, NotFound
 from cortexmem.model import Edge, Memory
 from cortexmem.services.context import Context, Scope
@@ -295,10 +295,16 @@ class Review:
         self.tally.edges_rejected += 1
 
     def accept_all(self) -> None:
-        """``--yes``: every merge candidate above ``ACCEPT_ABOVE`` (most similar first; a pair
-        whose memory an earlier merge superseded is passed over), then every suggested edge."""
+        """``--yes``: every merge candidate above ``ACCEPT_ABOVE`` whose memories restate each
+        other (most similar first; a pair whose memory an earlier merge superseded is passed
+        over; two that state different commands, paths or numbers wait for a person), then
+        every suggested edge."""
         while True:
-            views = [v for v in self.candidates() if v.similarity > ACCEPT_ABOVE]
+            views = [
+                v
+                for v in self.candidates()
+                if v.similarity > ACCEPT_ABOVE and restates(v.keep, v.other)
+            ]
             if not views:
                 break
             self.accept_merge(views[0])
