@@ -178,6 +178,61 @@ def test_export_import_round_trip_is_lossless_and_idempotent(run, tmp_path: Path
     assert "## Decision (1)" in md and a in md
 
 
+def test_an_export_of_the_same_knowledge_under_other_ids_is_not_stored_twice(run, tmp_path: Path):
+    """Another machine captured the same session (its memories have other ids): importing
+    its export takes each for the memory already here, and its edges follow."""
+    from cortexmem.services.context import Context
+
+    here = remember(run, "the staging database listens on 5433", "-t", "gotcha")
+    other = tmp_path / "laptop"
+    other.mkdir()
+    runner = CliRunner()
+    theirs = json.loads(runner.invoke(cli, ["-C", str(other), "remember", "--json", "-t",
+                                            "gotcha", "the staging database listens on 5433"]
+                                      ).stdout)["memory"]["id"]  # fmt: skip
+    new = json.loads(
+        runner.invoke(
+            cli,
+            ["-C", str(other), "remember", "--json", "-t", "decision", "staging runs Postgres 16"],
+        ).stdout
+    )
+    with Context.for_cwd(other) as ctx:
+        from cortexmem.model import Edge
+
+        ctx.require("project").add_edge(Edge(new["memory"]["id"], theirs, "relates_to"))
+    dump = tmp_path / "laptop.jsonl"
+    runner.invoke(cli, ["-C", str(other), "export", "-o", str(dump)])
+    assert theirs != here
+    result = json.loads(run("import", "--json", str(dump)).stdout)
+    assert (result["inserted"], result["unchanged"], result["edges_added"]) == (1, 1, 1)
+    ids = [r["memory"]["id"] for r in json.loads(run("recall", "--json", "staging").stdout)]
+    assert here in ids and theirs not in ids
+    edges = json.loads(run("get", "--json", here).stdout)["edges"]
+    assert [e["source_id"] for e in edges] == [new["memory"]["id"]]
+
+
+def test_knowledge_from_an_old_export_is_not_archived_on_arrival(run, tmp_path: Path):
+    """A memory learned a year ago elsewhere starts its decay clock when it arrives, as a
+    captured one does: the first lifecycle pass after the import archives nothing."""
+    remember(run, "placeholder")
+    dump = tmp_path / "old.jsonl"
+    run("export", "-o", str(dump))
+    header, record = dump.read_text().splitlines()
+    memory = json.loads(record)
+    memory.update(id="m-01h0000000-aaaaaaaa", content="Retry flaky uploads twice, not more",
+                  memory_type="pattern", created_at="2025-11-01T00:00:00.000000Z",
+                  updated_at="2025-11-01T00:00:00.000000Z")  # fmt: skip
+    dump.write_text(f"{header}\n{json.dumps(memory)}\n")
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    runner = CliRunner()
+    assert json.loads(runner.invoke(cli, ["-C", str(fresh), "import", "--json", str(dump)]
+                                    ).stdout)["inserted"] == 1  # fmt: skip
+    report = json.loads(runner.invoke(cli, ["-C", str(fresh), "lifecycle", "--json"]).stdout)
+    got = json.loads(runner.invoke(cli, ["-C", str(fresh), "get", "--json", memory["id"]]).stdout)
+    assert report["archived"] == [] and got["memory"]["confidence"] > 0.99
+
+
 def test_import_rejects_bad_files_and_writes_nothing(run, tmp_path: Path):
     bad = tmp_path / "bad.jsonl"
     header = json.dumps({"format": "cortex-export", "version": 1})

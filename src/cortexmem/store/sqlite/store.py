@@ -1163,9 +1163,19 @@ class SQLiteStore(EpisodeRooms, AIRooms, LearningRooms, LessonRooms, Transaction
     ) -> ImportResult:
         def op(conn: sqlite3.Connection) -> ImportResult:
             result = ImportResult()
-            for memory in memories:
-                _merge_memory(conn, redact_memory(memory), result)
+            # An incoming memory this store holds under another id (another machine's
+            # capture of the same session, a teammate's export) is that one: edges and
+            # episode links naming it are moved onto it.
+            stored_as = {m.id: _merge_memory(conn, redact_memory(m), result) for m in memories}
             for edge in edges:
+                edge = replace(
+                    edge,
+                    source_id=stored_as.get(edge.source_id, edge.source_id),
+                    target_id=stored_as.get(edge.target_id, edge.target_id),
+                )
+                if edge.source_id == edge.target_id:
+                    result.skipped.append(f"edge {edge.id}: its two ends are one memory here")
+                    continue
                 found = conn.execute(
                     "SELECT count(*) FROM memories WHERE id IN (?, ?)",
                     (edge.source_id, edge.target_id),
@@ -1187,7 +1197,8 @@ class SQLiteStore(EpisodeRooms, AIRooms, LearningRooms, LessonRooms, Transaction
             from cortexmem.core.extraction.memories import listings
 
             keep_listings(conn, listings(redact_event(e) for e in events))
-            import_episodes(conn, episodes, episode_links, result)
+            links = [(stored_as.get(m, m), e) for m, e in episode_links]
+            import_episodes(conn, episodes, links, result)
             import_lessons(conn, lessons, lesson_history or {}, lesson_edges, result)
             return result
 
@@ -1492,18 +1503,31 @@ def _require_cortex_store(path: Path, shown_as: Path) -> None:
         raise SchemaTooNew(f"{shown_as} was written by a newer Cortex (schema {version})")
 
 
-def _merge_memory(conn: sqlite3.Connection, incoming: Memory, result: ImportResult) -> None:
+def _merge_memory(conn: sqlite3.Connection, incoming: Memory, result: ImportResult) -> str:
     """Insert, or update when the incoming copy is newer; equal copies merge access stats.
+    The id it is stored under: its own, or that of an active memory saying the same (same
+    type and content) under another id, which it is then taken for.
 
-    Applying the same record twice is a no-op, so import is idempotent.
+    Applying the same record twice is a no-op, so import is idempotent. A new memory's decay
+    clock starts when it arrives, as a captured one's does: knowledge from an old export is
+    not archived by the first lifecycle pass for the months it spent elsewhere.
     """
     row = conn.execute(
         f"SELECT {MEMORY_SELECT} FROM memories WHERE id = ?", (incoming.id,)
     ).fetchone()
     if row is None:
-        conn.execute(INSERT_MEMORY, memory_to_row(incoming))
+        same = conn.execute(
+            "SELECT id FROM memories WHERE content_hash = ? AND status = 'active' LIMIT 1",
+            (incoming.content_hash,),
+        ).fetchone()
+        if same is not None and incoming.status == "active":
+            result.unchanged += 1
+            return str(same[0])
+        seq = conn.execute(INSERT_MEMORY, memory_to_row(incoming)).lastrowid
+        if seq is not None and incoming.status == "active":
+            start_clock(conn, seq, incoming.memory_type, incoming.created_at)
         result.inserted += 1
-        return
+        return incoming.id
     current = row_to_memory(row)
     if incoming.updated_at > current.updated_at:
         winner = incoming
@@ -1517,7 +1541,7 @@ def _merge_memory(conn: sqlite3.Connection, incoming: Memory, result: ImportResu
         )
     if winner == current:
         result.unchanged += 1
-        return
+        return incoming.id
     values = memory_to_row(winner)
     conn.execute(
         "UPDATE memories SET "
@@ -1526,3 +1550,4 @@ def _merge_memory(conn: sqlite3.Connection, incoming: Memory, result: ImportResu
         (*values[1:], winner.id),
     )
     result.updated += 1
+    return incoming.id
