@@ -55,6 +55,16 @@ def test_secrets_in_tags_are_redacted_before_lower_casing():
     assert not leaks_by_kind(lowered), leaks_by_kind(lowered)
 
 
+def test_a_documents_path_in_a_tag_survives():
+    """A decision a document lists is tagged with the document's path; an absolute path with
+    capitals is words joined, not a token (it was redacted, and the document's later
+    versions could no longer withdraw the decision)."""
+    paths = ("/Users/x/Projects/skills/docs/ARCHITECTURE_v2.md",
+             "/tmp/walk1/p1/docs/plan-2026-01.md", "docs/configuration-reference.md")  # fmt: skip
+    for path in paths:
+        assert redact_tag(f"doc:{path}") == f"doc:{path}"
+
+
 def test_look_alikes_survive():
     texts = generated_look_alikes()
     destroyed = [t for t in texts if redact(t) != t]

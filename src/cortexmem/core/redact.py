@@ -908,7 +908,7 @@ def _trie_pattern(node: dict[str, Any]) -> str:
 
 
 _TOKENISH = re.compile(r"[A-Za-z0-9+/=_.~-]{20,}")
-_TAG_WORD = re.compile(r"[a-z]{1,12}[0-9]{0,4}|[0-9]{1,4}")
+_TAG_WORD = re.compile(r"[a-z]{1,24}[0-9]{0,4}|[0-9]{1,4}")
 _SHA_OR_UUID = re.compile(
     r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}|[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}"
 )
@@ -924,9 +924,11 @@ def redact_tag(tag: str) -> str:
         value = match.group(0)
         if "REDACTED" in value or _SHA_OR_UUID.fullmatch(value):
             return value
-        parts = re.split(r"[-_./~]", value)
+        # python3.11-migration-notes, doc:/Users/x/docs/ARCHITECTURE.md: words joined, not a
+        # token (a path's leading "/" leaves an empty part; a tag is lower-cased later)
+        parts = [p.lower() for p in re.split(r"[-_./~]", value) if p]
         if len(parts) > 1 and all(_TAG_WORD.fullmatch(p) for p in parts):
-            return value  # python3.11-migration-notes: words joined, not a token
+            return value
         has_digit = any(c.isdigit() for c in value)
         if has_digit and any(c.isalpha() for c in value) and entropy(value) >= 3.0:
             return MARK.format("tag")
