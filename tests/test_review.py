@@ -4,6 +4,7 @@ edits the real file, with a backup and an audit line."""
 from __future__ import annotations
 
 import json
+import subprocess
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -449,3 +450,17 @@ def test_the_target_files_secrets_stay_out_of_the_store_but_not_out_of_the_file(
     assert key not in stored.before + stored.after + entry.diff
     assert "GITHUB_TOKEN" in stored.before and "uv run pytest" in stored.after
     assert json.loads(settings.read_text())["env"]["GITHUB_TOKEN"] == key
+
+
+def test_a_dream_in_a_project_without_a_store_leaves_git_clean(repo: Path):
+    """Its report and lock live in .cortex/, made private and ignored as the store makes it:
+    a dry run leaves nothing for `git status` to show."""
+    from cortexmem.services.dream import dream
+
+    with Context.for_cwd(repo) as ctx:
+        dream(ctx)
+    data = repo / ".cortex"
+    assert (data / ".gitignore").is_file() and data.stat().st_mode & 0o077 == 0
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True,
+                            text=True, check=True).stdout  # fmt: skip
+    assert status == ""

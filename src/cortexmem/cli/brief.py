@@ -20,9 +20,10 @@ import click
 def brief(click_ctx: click.Context, branch: str | None, write: bool, as_json: bool) -> None:
     """Print the briefing a new session starts with.
 
-    Decisions first, then the active plan, gotchas, recent progress on this branch and the
-    rest, within a 300-500 token budget; each line with a confidence marker and where it
-    came from. SessionStart delivers the same text (from a cache while nothing changed).
+    Open problems, where the work stands, decisions, preferences, how to build, test and
+    run, gotchas, the active plan, then the rest, within a 300-500 token budget; each line
+    with a confidence marker and where it came from. SessionStart delivers the same text
+    (from a cache while nothing changed).
     """
     from cortexmem.cli.common import open_context, print_json
     from cortexmem.services.brief import make_briefing

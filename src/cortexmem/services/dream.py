@@ -29,6 +29,7 @@ from cortexmem.core.suggestions import select
 from cortexmem.errors import CortexError
 from cortexmem.model import format_time, parse_time
 from cortexmem.project.files import write_atomic
+from cortexmem.project.paths import ensure_data_dir
 from cortexmem.services.briefing_cache import PidLock
 from cortexmem.services.context import Context
 from cortexmem.services.learn import load_config
@@ -96,7 +97,7 @@ def _obsolete(ctx: Context) -> list[Finding]:
 
 def dream(ctx: Context, *, apply: bool = False, now: datetime | None = None) -> DreamReport:
     now = now or datetime.now(UTC)
-    ctx.paths.data_dir.mkdir(parents=True, exist_ok=True)
+    ensure_data_dir(ctx.paths.data_dir)  # private, and kept out of git like the store's
     try:
         lock = PidLock(str(ctx.paths.data_dir / LOCK), wait=0, stale_after=3600)
         lock.__enter__()
