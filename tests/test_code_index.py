@@ -252,6 +252,26 @@ def test_index_code_is_idempotent(run, project: Path):
     assert code_memories(project, "archived") == []
 
 
+def test_code_no_longer_there_is_archived(run, project: Path):
+    """A function removed from its file, a file deleted: indexing again archives their
+    memories (recall served code that did not exist any more). A file that cannot be read
+    now keeps its units; indexing one symbol archives nothing else."""
+    index(run, "app")
+    store_py = project / "app" / "store.py"
+    store_py.write_text(STORE.split("def load_merchant")[0])
+    assert index(run, "app/webhooks.py::Retrier.backoff")["gone"] == 0
+    assert index(run, "app/store.py")["gone"] == 2  # load_merchant: its code and description
+    (project / "app" / "send.ts").unlink()
+    report = index(run, "app")
+    assert report["gone"] == 2 and report["archived"] == 0
+    active = {t for m in code_memories(project) for t in m.tags if t.startswith("code:")}
+    assert "code:app/store.py::save_merchant" in active
+    assert not {"code:app/store.py::load_merchant", "code:app/send.ts"} & active
+    store_py.write_bytes(b"# caf\xe9\n")  # unreadable now: its units stay
+    assert index(run, "app")["gone"] == 0
+    assert "code:app/store.py::save_merchant" in {t for m in code_memories(project) for t in m.tags}
+
+
 def test_one_symbol_of_a_file(run, project: Path):
     report = index(run, "app/webhooks.py::Retrier.backoff")
     assert (report["files"], report["units"], report["memories_added"]) == (1, 1, 2)

@@ -186,7 +186,7 @@ def index_code(click_ctx: click.Context, targets: tuple[str, ...], as_json: bool
                     progress.advance(task)
 
                 report = run(ctx, target, base=base, on_file=advance)
-        for name in ("files", "units", "added", "unchanged", "archived"):
+        for name in ("files", "units", "added", "unchanged", "archived", "gone"):
             setattr(total, name, getattr(total, name) + getattr(report, name))
         total.skipped += report.skipped
     if as_json:
@@ -194,7 +194,8 @@ def index_code(click_ctx: click.Context, targets: tuple[str, ...], as_json: bool
         return
     click.echo(
         f"Indexed {total.units} units in {total.files} files: {total.added} memories added, "
-        f"{total.unchanged} unchanged, {total.archived} old versions archived."
+        f"{total.unchanged} unchanged, {total.archived} old versions archived"
+        + (f", {total.gone} of code no longer there archived." if total.gone else ".")
     )
     for skipped, reason in total.skipped:
         click.echo(f"  skipped {skipped}: {reason}", err=True)

@@ -15,9 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cortexmem.core.code_prose import CodeUnit, code_units
+from cortexmem.core.filters import MemoryFilter
 from cortexmem.errors import CortexError
 from cortexmem.model import Memory, SourceContext
 from cortexmem.services.context import Context
+from cortexmem.store.protocols import Store
 
 SKIP_DIRS = frozenset(
     {".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "__pycache__", ".cortex",
@@ -38,6 +40,9 @@ class IndexReport:
     added: int = 0
     unchanged: int = 0
     archived: int = 0
+    # Units indexed before whose code is no longer there (a function removed, a file
+    # deleted), archived: recall no longer serves code that does not exist.
+    gone: int = 0
     skipped: list[tuple[str, str]] = field(default_factory=list)
 
     def to_dict(self) -> dict:
@@ -47,6 +52,7 @@ class IndexReport:
             "memories_added": self.added,
             "unchanged": self.unchanged,
             "archived": self.archived,
+            "gone": self.gone,
             "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
         }
 
@@ -107,9 +113,12 @@ def index_code(
     store = ctx.writable("project")
     branch, commit = ctx.paths.branch_and_commit()
     report = IndexReport()
+    seen: set[str] = set()  # the keys of the units read now, and the files not read
     for file in code_files(path):
         if on_file is not None:
             on_file(file)
+        shown = _display_path(file, ctx)
+        seen.add(f"{shown.lower()}::*")
         try:
             if file.stat().st_size > MAX_FILE_BYTES:
                 report.skipped.append((str(file), "larger than 1 MB"))
@@ -121,13 +130,15 @@ def index_code(
         except OSError as exc:
             report.skipped.append((str(file), exc.strerror or str(exc)))
             continue
-        units = code_units(_display_path(file, ctx), source)
+        seen.discard(f"{shown.lower()}::*")  # read: its units say what is there
+        units = code_units(shown, source)
         if symbol:
             units = [u for u in units if u.symbol == symbol or u.symbol.endswith("." + symbol)]
             if not units:
                 raise CortexError(f"no function, class or method {symbol!r} in {raw_path}")
         report.files += 1
         for unit in units:
+            seen.add(unit.key.lower())
             report.units += 1
             _, added, archived = store.replace_tagged(
                 f"code:{unit.key}", _pair(unit, branch, commit), [(0, 1, "source_of")]
@@ -135,4 +146,26 @@ def index_code(
             report.added += added
             report.unchanged += 2 - added
             report.archived += archived
+    if not symbol:
+        report.gone = _archive_gone(store, _display_path(path, ctx), path.is_file(), seen)
     return report
+
+
+def _archive_gone(store: Store, target: str, is_file: bool, seen: set[str]) -> int:
+    """Archive the code memories of ``target`` (a file, or a folder and what is under it)
+    whose unit was not seen now: removed from its file, or its file gone. A file that could
+    not be read now (``path::*`` in ``seen``) keeps its units."""
+    target = target.lower()
+    gone = 0
+    for memory in store.iter_memories(MemoryFilter(types=("code", "code_description"))):
+        keys = [t[len("code:") :] for t in memory.tags if t.startswith("code:")]
+        for key in keys:
+            file = key.split("::")[0]
+            inside = file == target if is_file else (
+                target == "." or file.startswith(target.rstrip("/") + "/")
+            )  # fmt: skip
+            if inside and key not in seen and f"{file}::*" not in seen:
+                store.set_status(memory.id, "archived")
+                gone += 1
+                break
+    return gone
