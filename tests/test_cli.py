@@ -84,6 +84,7 @@ def test_user_errors_exit_1_usage_errors_exit_2(run):
     run("remember", "-t", "wish", "x", code=2)
     run("remember", "-p", "11", "x", code=2)
     run("recall", code=2)
+    run("recall", "  ", code=2)  # nothing to look for: not ten arbitrary passages
     run("recall", "--branch", "x", "--all-branches", "q", code=2)
     run("forget", code=2)
     run("frobnicate", code=2)
@@ -356,3 +357,31 @@ def test_sessions_of_a_project_folder_gone_are_skipped_in_one_line(tmp_path: Pat
     said = [line for line in result.stderr.splitlines() if "skipped" in line]
     assert said == [f"  skipped {folder / 's0.jsonl'} and 2 more: its project folder /gone/app "
                     "is gone (use --into DIR)"], result.output  # fmt: skip
+
+
+def test_a_reader_that_stops_early_is_no_error(run, repo: Path, tmp_path: Path):
+    """`cortex export | head -1`: the command stops quietly when its reader has had enough
+    (it printed "Error: Broken pipe" and exited 1)."""
+    import subprocess
+    import sys
+
+    remember(run, "seed")
+    dump = tmp_path / "many.jsonl"
+    run("export", "-o", str(dump))
+    header, record = dump.read_text().splitlines()
+    memory = json.loads(record)
+    lines = [header] + [
+        json.dumps(memory | {"id": f"m-01h{n:07d}-aaaaaaaa", "content": f"note {n} " + "x" * 300})
+        for n in range(400)
+    ]
+    dump.write_text("\n".join(lines) + "\n")
+    run("import", str(dump))
+    export = subprocess.Popen(
+        [sys.executable, "-m", "cortexmem", "-C", str(repo), "export"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    assert export.stdout is not None and export.stderr is not None
+    assert export.stdout.read(10)
+    export.stdout.close()
+    assert export.wait(timeout=60) == 0
+    assert export.stderr.read() == b""

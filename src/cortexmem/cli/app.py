@@ -41,6 +41,11 @@ class CortexGroup(click.Group):
             return super().invoke(ctx)
         except (CortexError, ExportFormatError) as exc:
             raise click.ClickException(str(exc)) from None
+        except BrokenPipeError:
+            # The reader stopped reading (`cortex export | head`): what it took is all it
+            # wanted. Nothing more is written; the flush at exit goes nowhere.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            ctx.exit(0)
         except (sqlite3.Error, OSError) as exc:
             raise _one_line(exc) from None
         except UnicodeError as exc:  # text that is not UTF-8 reached something strict
@@ -325,6 +330,8 @@ def recall(
     if branch and all_branches:
         raise click.UsageError("--branch and --all-branches cannot be combined")
     text = " ".join(query)
+    if not text.strip():
+        raise click.UsageError("give some words to look for")
     if scope in ("lessons", "scars", "victories"):
         from cortexmem.cli.lessons import search as lessons_search
 
