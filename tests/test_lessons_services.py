@@ -579,8 +579,11 @@ def test_only_raw_lessons_nothing_used_are_pruned_after_30_days(ctx: Context):
 def test_the_cli(ctx: Context, repo: Path):
     from conftest import cortex
 
-    (x,) = stored(ctx, 1)
+    x, y = stored(ctx, 2)
     ctx.close()
+    common = next(n for n in range(len(x.id), 0, -1) if x.id[:n] == y.id[:n])
+    ambiguous = cortex("lessons", "show", x.id[:common], cwd=repo)
+    assert ambiguous.returncode == 1 and "give more of the id" in ambiguous.stderr
     listed = cortex("lessons", cwd=repo)
     assert listed.returncode == 0 and "module0" in listed.stdout
     dry = cortex("warn", "--dry-run", "Bash uv run pytest -q src/module0.py", cwd=repo)

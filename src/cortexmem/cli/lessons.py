@@ -56,8 +56,18 @@ def _get(click_ctx: click.Context, lesson_id: str) -> tuple[Any, Any]:
     from cortexmem.errors import NotFound
 
     ctx = open_context(click_ctx)
-    lesson = ctx.require("project").get_lesson(lesson_id)
+    store = ctx.require("project")
+    lesson = store.get_lesson(lesson_id)
     if lesson is None:
+        from cortexmem.errors import CortexError
+        from cortexmem.model import LESSON_STATUSES
+
+        named = [x.id for x in store.iter_lessons(LESSON_STATUSES) if x.id.startswith(lesson_id)]
+        if len(named) > 1:
+            raise CortexError(
+                f"{lesson_id!r} starts {len(named)} lessons ({', '.join(named[:3])}"
+                f"{', …' if len(named) > 3 else ''}); give more of the id"
+            )
         raise NotFound(f"no lesson {lesson_id} (an ID, its start or its last part)")
     return ctx, lesson
 
