@@ -385,3 +385,11 @@ def test_a_reader_that_stops_early_is_no_error(run, repo: Path, tmp_path: Path):
     export.stdout.close()
     assert export.wait(timeout=60) == 0
     assert export.stderr.read() == b""
+
+
+def test_restore_of_a_file_that_is_not_a_backup_says_so(run, tmp_path: Path):
+    remember(run, "something")
+    stray = tmp_path / "notes.txt"
+    stray.write_text("not a database\n")
+    err = run("restore", "--yes", str(stray), code=1).stderr
+    assert "is not a backup of a Cortex store" in err and "cortex restore" not in err

@@ -554,8 +554,12 @@ def reset(click_ctx: click.Context, is_global: bool, yes: bool) -> None:
     ctx = open_context(click_ctx)
     scope = scope_of(is_global)
     store = ctx.require(scope)
-    total = store.counts().memories
-    if not confirm(f"Delete all {total} memories of the {scope} store {store.location}?", yes):
+    counts = store.counts()
+    what = f"{counts.memories} memories, {counts.events} events"
+    if counts.observations:
+        what += f", {counts.observations} tool calls"
+    what += " and what was said in sessions, the lessons and the suggestions"
+    if not confirm(f"Delete all {what} of the {scope} store {store.location}?", yes):
         click.echo("Nothing changed.")
         return
     backup = store.clear()
@@ -592,7 +596,12 @@ def restore(
     chosen = _choose_backup(store.list_backups(), backup, store.backup_dir, list_only, scope)
     if chosen is None:
         return
-    if not confirm(f"Replace the {scope} store with {chosen.name}?", yes):
+    try:
+        held = sum(store.backup_status_counts(chosen).values())
+        holding = f" ({held} memories)"
+    except sqlite3.Error:
+        holding = ""  # restore says what is wrong with it
+    if not confirm(f"Replace the {scope} store with {chosen.name}{holding}?", yes):
         click.echo("Nothing changed.")
         return
     safety = store.restore(chosen)

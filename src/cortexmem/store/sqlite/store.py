@@ -1264,7 +1264,10 @@ class SQLiteStore(EpisodeRooms, AIRooms, LearningRooms, LessonRooms, Transaction
         backup = Path(backup)
         if not backup.is_file():
             raise NotFound(f"no backup at {backup}")
-        check_header(backup)
+        try:
+            check_header(backup)
+        except StoreCorrupt:  # its advice is for a damaged store, not for a wrong file
+            raise CortexError(f"{backup} is not a backup of a Cortex store") from None
         with tempfile.TemporaryDirectory(dir=self.path.parent, prefix=".restore-") as tmp:
             staged = Path(tmp) / "staged.db"
             shutil.copyfile(backup, staged)
