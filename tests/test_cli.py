@@ -357,6 +357,7 @@ def test_sessions_of_a_project_folder_gone_are_skipped_in_one_line(tmp_path: Pat
     said = [line for line in result.stderr.splitlines() if "skipped" in line]
     assert said == [f"  skipped {folder / 's0.jsonl'} and 2 more: its project folder /gone/app "
                     "is gone (use --into DIR)"], result.output  # fmt: skip
+    assert result.exit_code == 1 and "no transcript was captured" in result.stderr
 
 
 def test_a_reader_that_stops_early_is_no_error(run, repo: Path, tmp_path: Path):

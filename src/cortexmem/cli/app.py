@@ -791,6 +791,8 @@ def _run_ingest(paths: list[Path], into: Path | None, as_json: bool) -> None:
     for reason, files in by_reason.items():
         more = f" and {len(files) - 1} more" if len(files) > 1 else ""
         click.echo(f"  skipped {min(files)}{more}: {reason}", err=True)
+    if result.skipped and not result.projects:  # nothing could be read: a script must know
+        raise CortexError("no transcript was captured (see above why; --into picks a project)")
 
 
 _INTO = click.option(
