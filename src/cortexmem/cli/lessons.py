@@ -217,7 +217,11 @@ def learn(click_ctx: click.Context, model: bool) -> None:
 def feedback(
     click_ctx: click.Context, lesson_id: str, signal: str, reason: str | None, language: str | None
 ) -> None:
-    """Tell Cortex whether a warning helped: a stronger signal than the automatic judge."""
+    """Tell Cortex whether a warning helped: a stronger signal than the automatic judge.
+
+    A person's verdict counts as two of the judge's: "followed" twice is what three followed
+    warnings are to the promotion to T1, and "ignored" or "noise" weigh as much against it.
+    """
     from cortexmem.cli.common import open_context
     from cortexmem.errors import CortexError
     from cortexmem.services.judge import feedback as service
