@@ -219,8 +219,9 @@ def feedback(
 ) -> None:
     """Tell Cortex whether a warning helped: a stronger signal than the automatic judge.
 
-    A person's verdict counts as two of the judge's: "followed" twice is what three followed
-    warnings are to the promotion to T1, and "ignored" or "noise" weigh as much against it.
+    A person's verdict counts as two of the judge's: two "followed" are four followed
+    warnings, past the three that promote a lesson to T1; "ignored" and "noise" weigh as
+    much against it.
     """
     from cortexmem.cli.common import open_context
     from cortexmem.errors import CortexError
