@@ -218,3 +218,21 @@ def test_a_pending_calls_path_is_redacted_in_the_saved_state(repo: Path, tmp_pat
     with sqlite3.connect(repo / ".cortex" / "cortex.db") as conn:
         (state,) = conn.execute("SELECT extractor_state FROM extraction_cursors").fetchone()
     assert "/keys/" in state and TOKEN not in state
+
+
+def test_an_imported_lesson_is_redacted_in_every_field(repo: Path):
+    """An export is a file anyone can have edited: a lesson's trigger, source, sessions and
+    timeline arrive redacted like its text."""
+    from cortexmem.model import Lesson, Trigger
+
+    lesson = Lesson(
+        f"when deploying, log in first ({TOKEN})",
+        trigger=Trigger(program=f"deploy-{TOKEN}", domain=TOKEN, command=f"login {TOKEN}"),
+        sessions=(f"s-{TOKEN}",),
+    )
+    with Context.for_cwd(repo) as ctx:
+        store = ctx.writable("project")
+        store.import_records([], [], [], lessons=[lesson],
+                             lesson_history={lesson.id: [("2026-01-01T00:00:00.000000Z",
+                                                          f"learned {TOKEN}", TOKEN)]})  # fmt: skip
+    assert leaks(repo / ".cortex") == []

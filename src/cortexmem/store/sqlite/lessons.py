@@ -7,11 +7,10 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import replace
 from typing import Any, Final
 
 from cortexmem.core.fts_query import to_fts_query
-from cortexmem.core.redact import redact
+from cortexmem.core.redact import redact, redact_value
 from cortexmem.core.text import clip_redacted
 from cortexmem.model import Lesson, utc_now
 from cortexmem.store.protocols import ImportResult, ShownWarning
@@ -71,10 +70,9 @@ def import_lessons(
             result.skipped.append(f"lesson {lesson.id}: the id names another lesson here")
             refused.add(lesson.id)  # its edges would land on that other lesson
             continue
-        trigger = lesson.trigger
-        if trigger.command:
-            trigger = replace(trigger, command=redact(trigger.command))
-        lesson = replace(lesson, text=redact(lesson.text), trigger=trigger)
+        # every string of it (an export is a file anyone can have edited): its text, what it
+        # is about, where it came from
+        lesson = Lesson.from_dict(redact_value(lesson.to_dict()))
         conn.execute(
             "INSERT INTO lessons (id, key, kind, tier, status, text, search, data, "
             "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -82,7 +80,7 @@ def import_lessons(
         )
         conn.executemany(
             "INSERT INTO lesson_history (lesson_id, at, what, detail) VALUES (?, ?, ?, ?)",
-            [(lesson.id, at, what, redact(detail)[:500]) for at, what, detail in
+            [(lesson.id, at, redact(what), clip_redacted(detail, 500)) for at, what, detail in
              history.get(lesson.id, ())],
         )  # fmt: skip
         result.lessons_added += 1
