@@ -407,3 +407,13 @@ def test_long_content_is_clipped_in_listings_but_not_in_get(ctx: Context):
     assert len(listed) < len(text.strip()) and listed.endswith("chars; get it]")
     full = mcp_tools.get(ctx, stored["memory"]["id"])
     assert full["memory"]["content"] == text.strip()
+
+
+def test_what_the_tools_say_back_is_redacted(ctx: Context):
+    """The query is echoed and a remembered memory is returned: both redacted (a client can
+    log the replies), the branch a memory is kept under too."""
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    found = mcp_tools.search(ctx, f"deploy token {token}")
+    kept = mcp_tools.remember(ctx, "rotate the deploy token", branch=f"rotate/{token}")
+    assert token not in json.dumps(found) + json.dumps(kept)
+    assert found["query"].startswith("deploy token [REDACTED")

@@ -207,7 +207,11 @@ def search(
         if r.linked:
             record["code"] = [memory_record(m, r.scope) for m in r.linked]
         found.append(record)
-    out = {"query": text, "branch": branch, "all_branches": all_branches, "results": found}
+    from cortexmem.core.redact import redact
+
+    # echoed redacted, like everything Cortex says back (a client may log its replies)
+    out = {"query": redact(text), "branch": branch, "all_branches": all_branches,
+           "results": found}  # fmt: skip
     if not found:  # said plainly, as `cortex recall` says it: nothing cleared the relevance floor
         out["note"] = "nothing relevant in memory for this query"
     return out
