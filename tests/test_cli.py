@@ -394,3 +394,33 @@ def test_restore_of_a_file_that_is_not_a_backup_says_so(run, tmp_path: Path):
     stray.write_text("not a database\n")
     err = run("restore", "--yes", str(stray), code=1).stderr
     assert "is not a backup of a Cortex store" in err and "cortex restore" not in err
+
+
+def test_the_lifecycles_marks_travel_with_an_export(run, repo: Path, tmp_path: Path):
+    """Where the lifecycle stands with each memory (decayed when, below the bar since when,
+    archived by it, not by a person) is part of the export: after a round trip the same
+    passes archive and revive the same memories."""
+    import sqlite3
+
+    from cortexmem.services.context import Context
+
+    kept = remember(run, "Retry flaky uploads twice", "-t", "pattern")
+    faded = remember(run, "Deploys freeze on Fridays", "-t", "context")
+    with sqlite3.connect(repo / ".cortex" / "cortex.db") as conn:  # as passes left them
+        conn.execute(
+            "UPDATE memories SET decayed_at = '2026-01-02T00:00:00.000000Z', "
+            "below_since = '2026-01-03T00:00:00.000000Z' WHERE id = ?",
+            (kept,),
+        )
+        conn.execute("UPDATE memories SET status = 'archived' WHERE id = ?", (faded,))
+        conn.execute("UPDATE memories SET archived_at = '2026-01-04T00:00:00.000000Z' "
+                     "WHERE id = ?", (faded,))  # fmt: skip
+    dump = tmp_path / "dump.jsonl"
+    run("export", "-o", str(dump))
+    other = tmp_path / "other"
+    other.mkdir()
+    CliRunner().invoke(cli, ["-C", str(other), "import", str(dump)])
+    with Context.for_cwd(repo) as here, Context.for_cwd(other) as there:
+        marks = here.require("project").lifecycle_marks()
+        assert set(marks) == {kept, faded}
+        assert there.require("project").lifecycle_marks() == marks

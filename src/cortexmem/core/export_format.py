@@ -15,7 +15,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cortexmem.core.edge_types import normalise_edge_type
-from cortexmem.model import LESSON_EDGE_TYPES, MEMORY_TYPES, Edge, Episode, Event, Lesson, Memory
+from cortexmem.model import (
+    LESSON_EDGE_TYPES,
+    MEMORY_TYPES,
+    Edge,
+    Episode,
+    Event,
+    Lesson,
+    Memory,
+    normalise_time,
+)
 
 FORMAT = "cortex-export"
 FORMAT_VERSION = 3
@@ -40,6 +49,13 @@ class ParsedExport:
     lesson_history: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)
     # (source id, target id, type)
     lesson_edges: list[tuple[str, str, str]] = field(default_factory=list)
+    # memory id -> where the lifecycle stands with it (``LIFECYCLE_MARKS``): when its decay
+    # was last applied, since when it is below the archive threshold, when the lifecycle (not
+    # a person) archived it. An export without them is read as it is.
+    lifecycle: dict[str, dict[str, str]] = field(default_factory=dict)
+
+
+LIFECYCLE_MARKS = ("decayed_at", "below_since", "archived_at")
 
 
 def export_jsonl(
@@ -51,12 +67,15 @@ def export_jsonl(
     episode_links: Iterable[tuple[str, str]] = (),
     lessons: Iterable[tuple[Lesson, Sequence[tuple[str, str, str]]]] = (),
     lesson_edges: Iterable[tuple[str, str, str]] = (),
+    lifecycle: dict[str, dict[str, str]] | None = None,
 ) -> Iterator[str]:
     """Lines (without newlines) of a JSONL export. Keys are sorted so exports diff cleanly."""
     yield _dump({"format": FORMAT, "version": FORMAT_VERSION, **header})
+    marks = lifecycle or {}
     # "record" names the line's type; it cannot clash with a field (events have a "kind").
     for m in memories:
-        yield _dump({"record": "memory", **m.to_dict()})
+        extra = {"lifecycle": marks[m.id]} if marks.get(m.id) else {}
+        yield _dump({"record": "memory", **m.to_dict(), **extra})
     for e in edges:
         yield _dump({"record": "edge", **e.to_dict()})
     for ev in events:
@@ -115,7 +134,11 @@ def _parse_line(number: int, raw: str, parsed: ParsedExport | None) -> ParsedExp
         raise ExportFormatError(f"line {number}: unknown record type {kind!r}")
     try:
         if kind == "memory":
-            parsed.memories.append(Memory.from_dict(obj))
+            marks = _marks(obj.pop("lifecycle", None))
+            memory = Memory.from_dict(obj)
+            parsed.memories.append(memory)
+            if marks:
+                parsed.lifecycle[memory.id] = marks
         elif kind == "edge":
             if "relation_type" in obj:  # written by another tool or a model: one alias table
                 obj["relation_type"] = normalise_edge_type(obj["relation_type"])
@@ -136,6 +159,19 @@ def _parse_line(number: int, raw: str, parsed: ParsedExport | None) -> ParsedExp
     except (TypeError, ValueError, AttributeError) as exc:  # a field of the wrong type
         raise ExportFormatError(f"line {number}: invalid {kind}: {exc}") from exc
     return parsed
+
+
+def _marks(raw: Any) -> dict[str, str]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise ValueError("lifecycle must be an object")
+    marks = {k: raw[k] for k in LIFECYCLE_MARKS if raw.get(k)}
+    for key, value in marks.items():
+        if not isinstance(value, str):
+            raise ValueError(f"lifecycle {key} must be a time")
+        marks[key] = normalise_time(value)
+    return marks
 
 
 def _link(obj: dict[str, Any]) -> tuple[str, str]:

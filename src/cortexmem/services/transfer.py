@@ -32,7 +32,8 @@ def export_lines(ctx: Context, scope: Scope) -> Iterator[str]:
         edge for at in range(0, len(ids), EDGE_BATCH)
         for edge in store.lesson_edges(ids[at : at + EDGE_BATCH])
     })  # fmt: skip
-    return export_jsonl(header, memories, edges, events, episodes, links, timelines, lesson_edges)
+    return export_jsonl(header, memories, edges, events, episodes, links, timelines, lesson_edges,
+                        lifecycle=store.lifecycle_marks())  # fmt: skip
 
 
 def export_md(ctx: Context, scope: Scope) -> str:
@@ -54,4 +55,5 @@ def import_lines(ctx: Context, lines: Iterable[str], scope: Scope) -> ImportResu
         lessons=parsed.lessons,
         lesson_history=parsed.lesson_history,
         lesson_edges=parsed.lesson_edges,
+        lifecycle=parsed.lifecycle,
     )

@@ -526,13 +526,21 @@ class BackupStore(Protocol):
         lessons: Sequence[Lesson] = (),
         lesson_history: Mapping[str, Sequence[tuple[str, str, str]]] | None = None,
         lesson_edges: Sequence[tuple[str, str, str]] = (),
+        lifecycle: Mapping[str, Mapping[str, str]] | None = None,
     ) -> ImportResult:
-        """All or nothing; importing the same records twice changes nothing. An episode
+        """All or nothing; importing the same records twice changes nothing. ``lifecycle``
+        (by memory id: ``decayed_at``, ``below_since``, ``archived_at``) is where the
+        lifecycle stood with a memory in the store exported; a new memory without it starts
+        its decay clock on arrival. An episode
         already stored under another id (same content hash) is that one: the links naming it
         are moved onto it. ``episode_links`` are ``(memory id, episode id)``. A lesson whose
         key this store already holds is that one (kept as it is here, counters and all), and
         the edges naming it are moved onto it; a new one comes with its timeline
         (``lesson_history`` by lesson id)."""
+        ...
+
+    def lifecycle_marks(self) -> dict[str, dict[str, str]]:
+        """By memory id, the lifecycle's marks that are set (for export)."""
         ...
 
     def redact_stored(self, *, apply: bool) -> Redacted:

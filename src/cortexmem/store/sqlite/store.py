@@ -1160,13 +1160,19 @@ class SQLiteStore(EpisodeRooms, AIRooms, LearningRooms, LessonRooms, Transaction
         lessons: Sequence[Lesson] = (),
         lesson_history: Mapping[str, Sequence[tuple[str, str, str]]] | None = None,
         lesson_edges: Sequence[tuple[str, str, str]] = (),
+        lifecycle: Mapping[str, Mapping[str, str]] | None = None,
     ) -> ImportResult:
+        marks = lifecycle or {}
+
         def op(conn: sqlite3.Connection) -> ImportResult:
             result = ImportResult()
             # An incoming memory this store holds under another id (another machine's
             # capture of the same session, a teammate's export) is that one: edges and
             # episode links naming it are moved onto it.
-            stored_as = {m.id: _merge_memory(conn, redact_memory(m), result) for m in memories}
+            stored_as = {
+                m.id: _merge_memory(conn, redact_memory(m), result, marks.get(m.id))
+                for m in memories
+            }
             for edge in edges:
                 edge = replace(
                     edge,
@@ -1267,7 +1273,7 @@ class SQLiteStore(EpisodeRooms, AIRooms, LearningRooms, LessonRooms, Transaction
         try:
             check_header(backup)
         except StoreCorrupt:  # its advice is for a damaged store, not for a wrong file
-            raise CortexError(f"{backup} is not a backup of a Cortex store") from None
+            raise StoreCorrupt(f"{backup} is not a backup of a Cortex store") from None
         with tempfile.TemporaryDirectory(dir=self.path.parent, prefix=".restore-") as tmp:
             staged = Path(tmp) / "staged.db"
             shutil.copyfile(backup, staged)
@@ -1324,6 +1330,19 @@ class SQLiteStore(EpisodeRooms, AIRooms, LearningRooms, LessonRooms, Transaction
         return {str(status): int(n) for status, n in rows}
 
     # ------------------------------------------------------------------ redaction (redaction.py)
+
+    def lifecycle_marks(self) -> dict[str, dict[str, str]]:
+        rows = self.read(
+            lambda conn: conn.execute(
+                "SELECT id, decayed_at, below_since, archived_at FROM memories "
+                "WHERE decayed_at IS NOT NULL OR below_since IS NOT NULL "
+                "OR archived_at IS NOT NULL"
+            ).fetchall()
+        )
+        names = ("decayed_at", "below_since", "archived_at")
+        return {
+            str(r[0]): {k: str(v) for k, v in zip(names, r[1:], strict=True) if v} for r in rows
+        }
 
     def redact_stored(self, *, apply: bool) -> Redacted:
         done = self.retry(lambda: redact_connection(self._conn, apply=apply))
@@ -1506,14 +1525,20 @@ def _require_cortex_store(path: Path, shown_as: Path) -> None:
         raise SchemaTooNew(f"{shown_as} was written by a newer Cortex (schema {version})")
 
 
-def _merge_memory(conn: sqlite3.Connection, incoming: Memory, result: ImportResult) -> str:
+def _merge_memory(
+    conn: sqlite3.Connection,
+    incoming: Memory,
+    result: ImportResult,
+    marks: Mapping[str, str] | None = None,
+) -> str:
     """Insert, or update when the incoming copy is newer; equal copies merge access stats.
     The id it is stored under: its own, or that of an active memory saying the same (same
     type and content) under another id, which it is then taken for.
 
-    Applying the same record twice is a no-op, so import is idempotent. A new memory's decay
-    clock starts when it arrives, as a captured one's does: knowledge from an old export is
-    not archived by the first lifecycle pass for the months it spent elsewhere.
+    Applying the same record twice is a no-op, so import is idempotent. A new memory takes
+    the lifecycle's ``marks`` it had where it was exported; without them (an older export)
+    its decay clock starts when it arrives, as a captured one's does: knowledge from an old
+    export is not archived by the first lifecycle pass for the months it spent elsewhere.
     """
     row = conn.execute(
         f"SELECT {MEMORY_SELECT} FROM memories WHERE id = ?", (incoming.id,)
@@ -1527,7 +1552,14 @@ def _merge_memory(conn: sqlite3.Connection, incoming: Memory, result: ImportResu
             result.unchanged += 1
             return str(same[0])
         seq = conn.execute(INSERT_MEMORY, memory_to_row(incoming)).lastrowid
-        if seq is not None and incoming.status == "active":
+        if seq is not None and marks:
+            conn.execute(
+                "UPDATE memories SET decayed_at = ?, below_since = ?, archived_at = ? "
+                "WHERE seq = ?",
+                (marks.get("decayed_at"), marks.get("below_since"), marks.get("archived_at"),
+                 seq),
+            )  # fmt: skip
+        elif seq is not None and incoming.status == "active":
             start_clock(conn, seq, incoming.memory_type, incoming.created_at)
         result.inserted += 1
         return incoming.id
