@@ -171,7 +171,7 @@ def test_export_import_round_trip_is_lossless_and_idempotent(run, tmp_path: Path
     assert json.loads(again.stdout) | {"scope": None} == {
         "scope": None, "inserted": 0, "updated": 0, "unchanged": 2, "edges_added": 0,
         "events_added": 0, "episodes_added": 0, "episode_links_added": 0, "lessons_added": 0,
-        "lesson_edges_added": 0, "skipped": [],
+        "lesson_edges_added": 0, "observations_added": 0, "skipped": [],
     }  # fmt: skip
     second = runner.invoke(cli, ["-C", str(other), "export"]).stdout.splitlines()
     assert second[1:] == first[1:]  # line 0 is the header, with the time and path
@@ -424,3 +424,28 @@ def test_the_lifecycles_marks_travel_with_an_export(run, repo: Path, tmp_path: P
         marks = here.require("project").lifecycle_marks()
         assert set(marks) == {kept, faded}
         assert there.require("project").lifecycle_marks() == marks
+
+
+def test_the_tool_calls_observed_travel_with_an_export(run, repo: Path, tmp_path: Path):
+    """What the learning loop learns from is part of the export: imported once, kept once."""
+    from cortexmem.model import Observation
+    from cortexmem.services.context import Context
+
+    remember(run, "something")
+    calls = [Observation(session_id="s1", tool=tool, ok=ok, at=f"2026-01-01T00:00:0{n}.000000Z",
+                         tool_use_id=call, command=cmd)
+             for n, (tool, ok, call, cmd) in enumerate([("Bash", False, "t1", "pytest"),
+                                                        ("Bash", True, "t2", "uv run pytest"),
+                                                        ("Read", True, None, None)])]  # fmt: skip
+    with Context.for_cwd(repo) as ctx:
+        ctx.require("project").record_capture([], lambda _: [], None, calls)
+    dump = tmp_path / "dump.jsonl"
+    run("export", "-o", str(dump))
+    other = tmp_path / "other"
+    other.mkdir()
+    for expected in (3, 0):
+        out = CliRunner().invoke(cli, ["-C", str(other), "import", "--json", str(dump)]).stdout
+        assert json.loads(out)["observations_added"] == expected
+    with Context.for_cwd(other) as ctx:
+        got = [o.to_dict() for o in ctx.require("project").iter_observations()]
+    assert got == [o.to_dict() for o in calls]

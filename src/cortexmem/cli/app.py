@@ -719,6 +719,7 @@ def import_(click_ctx: click.Context, source: Any, is_global: bool, as_json: boo
         "episode_links_added": result.episode_links_added,
         "lessons_added": result.lessons_added,
         "lesson_edges_added": result.lesson_edges_added,
+        "observations_added": result.observations_added,
         "skipped": result.skipped,
     }
     if as_json:
@@ -729,7 +730,7 @@ def import_(click_ctx: click.Context, source: Any, is_global: bool, as_json: boo
         f"{result.unchanged} unchanged memories; {result.edges_added} edges, "
         f"{result.events_added} events, {result.episodes_added} episodes, "
         f"{result.episode_links_added} episode links, {result.lessons_added} lessons, "
-        f"{result.lesson_edges_added} lesson edges."
+        f"{result.lesson_edges_added} lesson edges, {result.observations_added} tool calls."
     )
     for note in result.skipped:
         click.echo(f"  skipped {note}", err=True)

@@ -3,8 +3,10 @@
 JSONL is the lossless interchange format: a header line, then one record per line, memories
 before the edges that reference them, then events, then episodes (what was said) and the links
 between memories and the episodes they were drawn from (version 2), then lessons, each with its
-timeline, and the edges of the experience graph (version 3). An older export lacks what came
-after it and is read as it is. Markdown is for people to read and is not imported.
+timeline, and the edges of the experience graph (version 3), then the tool calls observed,
+what the learning loop learns from, and where the lifecycle stands with each memory (version
+4). An older export lacks what came after it and is read as it is. Markdown is for people to
+read and is not imported.
 """
 
 from __future__ import annotations
@@ -23,12 +25,15 @@ from cortexmem.model import (
     Event,
     Lesson,
     Memory,
+    Observation,
     normalise_time,
 )
 
 FORMAT = "cortex-export"
-FORMAT_VERSION = 3
-RECORDS = ("memory", "edge", "event", "episode", "episode_link", "lesson", "lesson_edge")
+FORMAT_VERSION = 4
+RECORDS = (
+    "memory", "edge", "event", "episode", "episode_link", "lesson", "lesson_edge", "observation",
+)  # fmt: skip
 
 
 class ExportFormatError(ValueError):
@@ -53,6 +58,7 @@ class ParsedExport:
     # was last applied, since when it is below the archive threshold, when the lifecycle (not
     # a person) archived it. An export without them is read as it is.
     lifecycle: dict[str, dict[str, str]] = field(default_factory=dict)
+    observations: list[Observation] = field(default_factory=list)
 
 
 LIFECYCLE_MARKS = ("decayed_at", "below_since", "archived_at")
@@ -68,6 +74,7 @@ def export_jsonl(
     lessons: Iterable[tuple[Lesson, Sequence[tuple[str, str, str]]]] = (),
     lesson_edges: Iterable[tuple[str, str, str]] = (),
     lifecycle: dict[str, dict[str, str]] | None = None,
+    observations: Iterable[Observation] = (),
 ) -> Iterator[str]:
     """Lines (without newlines) of a JSONL export. Keys are sorted so exports diff cleanly."""
     yield _dump({"format": FORMAT, "version": FORMAT_VERSION, **header})
@@ -90,6 +97,8 @@ def export_jsonl(
         yield _dump(
             {"record": "lesson_edge", "source_id": source_id, "target_id": target_id, "type": type_}
         )
+    for o in observations:
+        yield _dump({"record": "observation", **o.to_dict()})
 
 
 def _dump(obj: dict[str, Any]) -> str:
@@ -154,6 +163,11 @@ def _parse_line(number: int, raw: str, parsed: ParsedExport | None) -> ParsedExp
             lesson = Lesson.from_dict(obj)
             parsed.lessons.append(lesson)
             parsed.lesson_history[lesson.id] = history
+        elif kind == "observation":
+            known = {k: v for k, v in obj.items() if k in Observation.__dataclass_fields__}
+            if "at" in known:
+                known["at"] = normalise_time(known["at"])
+            parsed.observations.append(Observation(**known))
         else:
             parsed.lesson_edges.append(_lesson_edge(obj))
     except (TypeError, ValueError, AttributeError) as exc:  # a field of the wrong type

@@ -33,7 +33,8 @@ def export_lines(ctx: Context, scope: Scope) -> Iterator[str]:
         for edge in store.lesson_edges(ids[at : at + EDGE_BATCH])
     })  # fmt: skip
     return export_jsonl(header, memories, edges, events, episodes, links, timelines, lesson_edges,
-                        lifecycle=store.lifecycle_marks())  # fmt: skip
+                        lifecycle=store.lifecycle_marks(),
+                        observations=store.iter_observations())  # fmt: skip
 
 
 def export_md(ctx: Context, scope: Scope) -> str:
@@ -56,4 +57,5 @@ def import_lines(ctx: Context, lines: Iterable[str], scope: Scope) -> ImportResu
         lesson_history=parsed.lesson_history,
         lesson_edges=parsed.lesson_edges,
         lifecycle=parsed.lifecycle,
+        observations=parsed.observations,
     )

@@ -92,6 +92,7 @@ class ImportResult:
     episode_links_added: int = 0
     lessons_added: int = 0
     lesson_edges_added: int = 0
+    observations_added: int = 0
     skipped: list[str] = field(default_factory=list)
 
 
@@ -527,6 +528,7 @@ class BackupStore(Protocol):
         lesson_history: Mapping[str, Sequence[tuple[str, str, str]]] | None = None,
         lesson_edges: Sequence[tuple[str, str, str]] = (),
         lifecycle: Mapping[str, Mapping[str, str]] | None = None,
+        observations: Sequence[Observation] = (),
     ) -> ImportResult:
         """All or nothing; importing the same records twice changes nothing. ``lifecycle``
         (by memory id: ``decayed_at``, ``below_since``, ``archived_at``) is where the

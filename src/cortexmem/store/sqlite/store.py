@@ -1161,6 +1161,7 @@ class SQLiteStore(EpisodeRooms, AIRooms, LearningRooms, LessonRooms, Transaction
         lesson_history: Mapping[str, Sequence[tuple[str, str, str]]] | None = None,
         lesson_edges: Sequence[tuple[str, str, str]] = (),
         lifecycle: Mapping[str, Mapping[str, str]] | None = None,
+        observations: Sequence[Observation] = (),
     ) -> ImportResult:
         marks = lifecycle or {}
 
@@ -1206,6 +1207,15 @@ class SQLiteStore(EpisodeRooms, AIRooms, LearningRooms, LessonRooms, Transaction
             links = [(stored_as.get(m, m), e) for m, e in episode_links]
             import_episodes(conn, episodes, links, result)
             import_lessons(conn, lessons, lesson_history or {}, lesson_edges, result)
+            for seen in observations:
+                seen = redact_observation(seen)
+                if seen.tool_use_id is None and conn.execute(  # no call id to tell it by
+                    "SELECT 1 FROM observations WHERE session_id = ? AND at = ? AND tool = ? "
+                    "AND tool_use_id IS NULL", (seen.session_id, seen.at, seen.tool),
+                ).fetchone():  # fmt: skip
+                    continue
+                added = conn.execute(INSERT_OBSERVATION, observation_row(seen)).rowcount
+                result.observations_added += added
             return result
 
         return self.write(op)
