@@ -476,3 +476,31 @@ def test_where_a_record_came_from_is_redacted_too():
     assert memory.source_context.branch.startswith("rotate/")
     plain = Memory("x", source_context=SourceContext(branch="feature/login", cwd="/w/app"))
     assert redact_memory(plain) is plain
+
+
+@pytest.mark.parametrize("limit", [200, 20_000])
+def test_a_secret_that_shrinks_the_window_leaves_no_blind_spot_at_its_end(limit):
+    """A private key redacted inside the window before the cut shortens it by thousands of
+    characters: the window's own end then falls inside what is kept, and a token it cut
+    through kept its head (shown by an independent review)."""
+    from cortexmem.core.text import REDACT_MARGIN, clip_redacted
+    from cortexmem.hosts.claude_code.transcript import _cut
+
+    body = "\n".join(b64url(64) for _ in range(50))
+    pem = f"-----BEGIN RSA PRIVATE KEY-----\n{body}\n-----END RSA PRIVATE KEY-----\n"
+    token = SECRETS["github-classic"]
+    at = limit + REDACT_MARGIN - 29  # where the first window ends, 29 characters into it
+    text = pem + "y" * (at - len(pem) - 1) + " " + token + " and after\n" + "z" * 30_000
+    clipped = clip_redacted(text, limit)
+    assert token[:12] not in clipped and body[:40] not in clipped
+    # the transcript's cut redacts only around the cut: what lies whole before it is
+    # redacted when it is stored
+    assert token[:12] not in _cut(text, limit)
+
+
+def test_a_token_cut_before_the_mark_of_a_cut_is_redacted():
+    """An older Cortex cut tool output raw, then wrote "\\n… [N more characters]": what is
+    left of a token before that mark is a token cut short."""
+    cut = SECRETS["github-classic"][:22]
+    out = redact(f"echo {cut}\n… [987 more characters]")
+    assert cut not in out and "[REDACTED:cut-token]" in out

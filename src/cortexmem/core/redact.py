@@ -447,7 +447,7 @@ OWN_RULES: list[Rule] = [
         "cut-token",
         r"\b(?:sk-ant-|sk-(?:proj|svcacct|admin)-|gh[pousr]_|github_pat_|gl(?:pat|dt|rt)-"
         r"|xox[abposre]-|(?:sk|rk)_(?:live|test|prod)_|npm_|pypi-AgE|hf_|AKIA|ASIA|AIza|SG\.)"
-        r"(?P<body>[A-Za-z0-9_-]{6,})(?=…|\.{3})",
+        r"(?P<body>[A-Za-z0-9_-]{6,})(?=\s*…|\.{3})",
         keywords=("…", "..."),
         check=lambda _, match: any(c.isdigit() or c.isupper() for c in match.group("body")),
     ),

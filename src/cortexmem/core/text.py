@@ -47,14 +47,30 @@ def clean_text(text: str) -> str:
 def clip_redacted(text: str, limit: int) -> str:
     """``text`` with its secrets redacted, THEN cut to ``limit`` characters (with "…"): a
     secret straddling the cut would otherwise keep its first characters."""
+    text = redacted_head(text, limit).strip()
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def redacted_head(text: str, keep: int, start: int = 0) -> str:
+    """``text[start:]`` redacted through at least ``REDACT_MARGIN`` characters past where
+    its first ``keep - start`` redacted characters end, so that cutting the result there
+    keeps no part of a secret the cut goes through.
+
+    Only what can reach the cut is redacted (redacting a 50 kB tool output to keep 300
+    characters was most of a Stop's time): a window ``REDACT_MARGIN`` past the cut holds any
+    secret that straddles it (keys and tokens are far shorter; a private key block is matched
+    to the window's end). A secret redacted inside the window shortens it (a private key of
+    3,000 characters becomes a mark of 23): then the window grows until the margin past the
+    cut is whole again, or the text ends."""
     from cortexmem.core.redact import redact
 
-    # Only what can reach the cut is redacted: a window ``REDACT_MARGIN`` past it holds any
-    # secret that straddles the cut (keys and tokens are far shorter; a private key block is
-    # matched to the window's end), and redacting a 50 kB tool output to keep 300 characters
-    # was most of a Stop's time.
-    text = redact(text[: limit + REDACT_MARGIN]).strip()
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    wanted = keep - start + REDACT_MARGIN
+    end = start + wanted
+    while True:
+        clean = redact(text[start:end])
+        if len(clean) >= wanted or end >= len(text):
+            return clean
+        end += wanted - len(clean) + REDACT_MARGIN
 
 
 REDACT_MARGIN = 2_000

@@ -37,7 +37,7 @@ from cortexmem.core.session import (
     ToolKind,
     ToolResult,
 )
-from cortexmem.core.text import REDACT_MARGIN, clip_redacted
+from cortexmem.core.text import clip_redacted, redacted_head
 
 MAX_LINE_BYTES: Final = 16 * 1024 * 1024
 MAX_RESULT_CHARS: Final = 20_000
@@ -346,17 +346,21 @@ def tool_result_block(
 # ----------------------------------------------------------------- records
 
 
+# Redaction before a cut starts at a line this far before it: past any one-line secret.
+CUT_WINDOW: Final = 4_000
+
+
 def _cut(text: str, limit: int) -> str:
     """``text`` cut to ``limit`` characters, saying how many were left out. What reaches the
     cut is redacted first: a secret the cut went through would keep most of itself, and no
-    rule knows a token by its first half."""
+    rule knows a token by its first half. Only around the cut, from the start of a line well
+    before it (what lies before is whole, and redacted when it is stored): a 60 kB output
+    redacted whole cost 30 ms a call on the Stop hook's path."""
     if len(text) <= limit:
         return text
-    from cortexmem.core.redact import redact
-
-    return (
-        redact(text[: limit + REDACT_MARGIN])[:limit] + f"\n… [{len(text) - limit} more characters]"
-    )
+    start = text.rfind("\n", 0, max(0, limit - CUT_WINDOW)) + 1
+    head = (text[:start] + redacted_head(text, limit, start))[:limit]
+    return head + f"\n… [{len(text) - limit} more characters]"
 
 
 _CUT_MARK: Final = re.compile(r"\n… \[\d+ more characters\]\Z")
