@@ -372,3 +372,29 @@ def test_recall_finds_code_by_a_question_in_prose(run, project: Path):
     listed = [r["memory"]["id"] for r in results]
     assert code.id not in listed
     assert all(r["memory"]["memory_type"] != "code" for r in results if r["linked"])
+
+
+def test_indexing_again_archives_nothing_that_is_still_there(run, project: Path):
+    """What an independent review found archived by `index-code .`: paths whose tags were
+    taken for tokens (i18n, e2e, k8s), a file indexed alone in a folder the walk passes over,
+    a file whose name has capitals, and code that two files share when one goes."""
+    files = {
+        "src/i18n/catalogue.py": "def translate(message):\n    return message\n",
+        "tests/e2e/test_login.py": "def test_login():\n    assert True\n",
+        "deploy/k8s/RenderManifests.py": "def render():\n    return []\n",
+        ".github/scripts/release.py": "def bump_version(v):\n    return v + 1\n",
+        "src/a.py": "def helper(x):\n    return x * 2\n",
+        "src/b.py": "def helper(x):\n    return x * 2\n",
+    }
+    for name, source in files.items():
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text(source)
+    index(run, ".github/scripts/release.py")
+    assert index(run, ".")["gone"] == 0
+    (project / "src" / "a.py").unlink()
+    # a.py's description goes; its code is the memory b.py shares, and stays
+    assert index(run, ".")["gone"] == 1
+    active = code_memories(project)
+    assert {m.memory_type for m in active if "return x * 2" in m.content} == {"code"}
+    for words in ("translate", "test_login", "render", "bump_version"):
+        assert any(words in m.content for m in active), words

@@ -908,7 +908,12 @@ def _trie_pattern(node: dict[str, Any]) -> str:
 
 
 _TOKENISH = re.compile(r"[A-Za-z0-9+/=_.~-]{20,}")
-_TAG_WORD = re.compile(r"[a-z]{1,24}[0-9]{0,4}|[0-9]{1,4}")
+# A word of a joined tag: letters with a number after them (``python3``, ``plan-2026``), or
+# a short mix with a digit or two (``i18n``, ``e2e``, ``k8s``, ``v1beta2``): a token's parts
+# are long and random.
+_TAG_WORD = re.compile(
+    r"[a-z]{1,24}[0-9]{0,4}|[0-9]{1,4}|(?=(?:[a-z]*[0-9]){1,2}[a-z]*$)[a-z0-9]{1,8}"
+)
 _SHA_OR_UUID = re.compile(
     r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}|[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}"
 )

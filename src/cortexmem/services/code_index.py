@@ -113,12 +113,13 @@ def index_code(
     store = ctx.writable("project")
     branch, commit = ctx.paths.branch_and_commit()
     report = IndexReport()
-    seen: set[str] = set()  # the keys of the units read now, and the files not read
+    seen: set[str] = set()  # the keys of the units read now
+    read: set[str] = set()  # the files read whole now
+    kept: set[str] = set()  # the memories that stand for what was read (one may be shared)
     for file in code_files(path):
         if on_file is not None:
             on_file(file)
         shown = _display_path(file, ctx)
-        seen.add(f"{shown.lower()}::*")
         try:
             if file.stat().st_size > MAX_FILE_BYTES:
                 report.skipped.append((str(file), "larger than 1 MB"))
@@ -130,7 +131,7 @@ def index_code(
         except OSError as exc:
             report.skipped.append((str(file), exc.strerror or str(exc)))
             continue
-        seen.discard(f"{shown.lower()}::*")  # read: its units say what is there
+        read.add(shown.lower())
         units = code_units(shown, source)
         if symbol:
             units = [u for u in units if u.symbol == symbol or u.symbol.endswith("." + symbol)]
@@ -140,32 +141,75 @@ def index_code(
         for unit in units:
             seen.add(unit.key.lower())
             report.units += 1
-            _, added, archived = store.replace_tagged(
+            stored, added, archived = store.replace_tagged(
                 f"code:{unit.key}", _pair(unit, branch, commit), [(0, 1, "source_of")]
             )
+            kept.update(m.id for m in stored)
             report.added += added
             report.unchanged += 2 - added
             report.archived += archived
     if not symbol:
-        report.gone = _archive_gone(store, _display_path(path, ctx), path.is_file(), seen)
+        target = _display_path(path, ctx).lower()
+        report.gone = _archive_gone(ctx, store, target, path.is_file(), seen, read, kept)
     return report
 
 
-def _archive_gone(store: Store, target: str, is_file: bool, seen: set[str]) -> int:
+def _archive_gone(
+    ctx: Context,
+    store: Store,
+    target: str,
+    is_file: bool,
+    seen: set[str],
+    read: set[str],
+    kept: set[str],
+) -> int:
     """Archive the code memories of ``target`` (a file, or a folder and what is under it)
-    whose unit was not seen now: removed from its file, or its file gone. A file that could
-    not be read now (``path::*`` in ``seen``) keeps its units."""
-    target = target.lower()
+    whose code is no longer there: a unit its file, read now, no longer has, or a file no
+    longer on disk. A file the walk passes over (a hidden folder, a vendored tree, another
+    language) or could not read keeps its units, as does a memory that stands for a unit
+    read now (two files holding the same code share one)."""
     gone = 0
+    bases = [b for b in (ctx.paths.worktree, ctx.paths.root) if b is not None]
+    listings: dict[Path, dict[str, str]] = {}
     for memory in store.iter_memories(MemoryFilter(types=("code", "code_description"))):
-        keys = [t[len("code:") :] for t in memory.tags if t.startswith("code:")]
-        for key in keys:
+        if memory.id in kept:
+            continue
+        for key in (t[len("code:") :] for t in memory.tags if t.startswith("code:")):
             file = key.split("::")[0]
-            inside = file == target if is_file else (
-                target == "." or file.startswith(target.rstrip("/") + "/")
-            )  # fmt: skip
-            if inside and key not in seen and f"{file}::*" not in seen:
+            if is_file:
+                inside = file == target
+            else:
+                inside = target == "." or file.startswith(target.rstrip("/") + "/")
+            removed = file in read and key not in seen
+            if (
+                inside
+                and "redacted:" not in file
+                and (removed or not _on_disk(bases, file, listings))
+            ):
                 store.set_status(memory.id, "archived")
                 gone += 1
                 break
     return gone
+
+
+def _on_disk(bases: list[Path], shown: str, listings: dict[Path, dict[str, str]]) -> bool:
+    """Whether the file a code memory names is still there: ``shown`` is the path
+    ``_display_path`` gave it, relative to the project or absolute, lower-cased by the tag,
+    so each part is matched case-blind in its folder (``listings``: each folder's names,
+    read once)."""
+    shown_path = Path(shown)
+    for base in [Path(shown_path.anchor)] if shown_path.is_absolute() else bases:
+        here = base
+        for part in shown_path.relative_to(shown_path.anchor).parts:
+            if here not in listings:
+                try:
+                    listings[here] = {name.lower(): name for name in os.listdir(here)}
+                except OSError:
+                    listings[here] = {}
+            name = listings[here].get(part)
+            if name is None:
+                break
+            here = here / name
+        else:
+            return True
+    return False
