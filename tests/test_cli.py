@@ -120,6 +120,7 @@ def test_forget_by_query_unattended_takes_only_what_holds_every_word(run, repo: 
         sync_context(ctx, Embedder.for_context(ctx))
     run("forget", "--yes", "--query", "qwertyuiop zxcvb", code=1)
     run("forget", "--yes", "--query", "GPU postgres", code=1)
+    run("forget", "--yes", "--query", "do not use SQLite", code=1)  # small words count
     archived = json.loads(run("forget", "--json", "--yes", "--query", "CUDA GPU").stdout)
     assert [x["memory"]["id"] for x in archived] == [kept[1]]
     assert [r["memory"]["id"] for r in json.loads(run("recall", "--json", "WAL").stdout)] == [

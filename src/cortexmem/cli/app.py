@@ -464,7 +464,6 @@ def forget(
 
 
 def _forget_by_query(ctx, query: str, yes: bool, as_json: bool) -> list:
-    from cortexmem.core.fts_query import query_terms
     from cortexmem.core.fusion import RELEVANCE_FLOOR
     from cortexmem.services import memories
     from cortexmem.services.recall import recall as do_recall
@@ -474,9 +473,10 @@ def _forget_by_query(ctx, query: str, yes: bool, as_json: bool) -> list:
     )
     hits = [h for h in hits if h.episode is None]  # what was said is the record, not a memory
     if yes:
-        # Unattended, only what certainly matches: a memory holding every word of the query
-        # (relevance is relative to the best hit, and meaning always finds a neighbour).
-        terms, _ = query_terms(query)
+        # Unattended, only what certainly matches: a memory holding every word of the query,
+        # small words included ("do not use npm" is not about what says "use npm"):
+        # relevance is relative to the best hit, and meaning always finds a neighbour.
+        terms = _words(query)
         hits = [h for h in hits if terms and _holds_every(terms, h.memory)]
     if not hits:
         if as_json:
@@ -505,9 +505,12 @@ def _forget_by_query(ctx, query: str, yes: bool, as_json: bool) -> list:
     return [memories.forget(ctx, h.memory.id) for h in chosen]
 
 
-def _holds_every(terms: list[str], memory: Memory) -> bool:
-    text = f"{memory.content} {memory.summary} {' '.join(memory.tags)}".lower()
-    return set(terms) <= set(re.findall(r"[^\W_]+", text))
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"[^\W_]+", text.lower()))
+
+
+def _holds_every(terms: set[str], memory: Memory) -> bool:
+    return terms <= _words(f"{memory.content} {memory.summary} {' '.join(memory.tags)}")
 
 
 def _pick(hits: list, answer: str) -> list:
