@@ -644,6 +644,15 @@ def test_restating_is_judged_on_what_a_memory_states():
     assert not restates(
         m("Config lives in src/app/config.py"), m("Config lives in app/settings.py")
     )
+    # what is not quoted counts too, and so do the small words that turn a claim round
+    assert not restates(m("How to lint: run uv run ruff check on the src folder"),
+                        m("How to lint: run uv run ruff format on the src folder"))  # fmt: skip
+    assert not restates(m("We always squash merge pull requests"),
+                        m("We never squash merge pull requests"))  # fmt: skip
+    assert not restates(m("Do not use npm here"), m("Use npm here"))
+    assert restates(m("Use uv for envs"), m("Use uv for envs."))
+    assert restates(m("Failed webhook deliveries are retried with backoff"),
+                    m("Webhook deliveries that fail are retried with backoff"))  # fmt: skip
 
 
 def test_interactive_accept_reject(ctx: Context, review_store, monkeypatch):

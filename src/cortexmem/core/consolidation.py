@@ -95,7 +95,25 @@ def specifics(memory: Memory) -> frozenset[str]:
     return frozenset(" ".join(m.split()).lower() for m in _SPECIFIC.findall(memory.content))
 
 
+# Words that turn a claim round: one memory holding one the other lacks says the opposite.
+_NEGATIONS: Final = frozenset(
+    "not no never none nothing nor without avoid don't doesn't didn't isn't aren't won't "
+    "can't cannot shouldn't mustn't".split()
+)
+_WORD: Final = re.compile(r"[a-z0-9']+")
+
+
 def restates(a: Memory, b: Memory) -> bool:
-    """Whether one of two similar memories only restates the other: neither states a command,
-    a path or a number the other does not. Only such a pair is merged without a person."""
-    return specifics(a) == specifics(b)
+    """Whether one of two similar memories only restates the other. Not when one states a
+    command, a path or a number the other does not, when one denies what the other says (a
+    "not", a "never" only one of them holds), nor when they are one sentence with a word or
+    two swapped ("run ruff check on src" / "run ruff format on src", "we always squash" /
+    "we usually squash"): a model reads those alike, and they are two facts. Only a pair that
+    restates is merged without a person."""
+    if specifics(a) != specifics(b):
+        return False
+    words_a, words_b = _WORD.findall(a.content.lower()), _WORD.findall(b.content.lower())
+    if _NEGATIONS & set(words_a) != _NEGATIONS & set(words_b):
+        return False
+    swapped = sum(x != y for x, y in zip(words_a, words_b, strict=False))
+    return not (len(words_a) == len(words_b) and 0 < swapped <= 2)
