@@ -450,3 +450,11 @@ def test_the_tool_calls_observed_travel_with_an_export(run, repo: Path, tmp_path
     with Context.for_cwd(other) as ctx:
         got = [o.to_dict() for o in ctx.require("project").iter_observations()]
     assert got == [o.to_dict() for o in calls]
+
+
+def test_restore_of_a_backup_cut_short_says_it_is_damaged(run, tmp_path: Path):
+    remember(run, "something")
+    cut = tmp_path / "cut.db"
+    cut.write_bytes(b"SQLite format 3\x00" + b"\x00" * 40)
+    err = run("restore", "--yes", str(cut), code=1).stderr
+    assert "damaged" in err and "not a backup" not in err

@@ -107,7 +107,13 @@ from cortexmem.store.sqlite.rows import (
     upsert_cursor,
 )
 from cortexmem.store.sqlite.token import token_of
-from cortexmem.store.sqlite.tx import DEFAULT_TIMEOUT, Transactions, check_header, fetchall
+from cortexmem.store.sqlite.tx import (
+    DEFAULT_TIMEOUT,
+    SQLITE_HEADER,
+    Transactions,
+    check_header,
+    fetchall,
+)
 
 KEEP_BACKUPS = 20
 # Verified undamaged in this process: (path, size:mtime) -> True.
@@ -1280,10 +1286,11 @@ class SQLiteStore(EpisodeRooms, AIRooms, LearningRooms, LessonRooms, Transaction
         backup = Path(backup)
         if not backup.is_file():
             raise NotFound(f"no backup at {backup}")
-        try:
-            check_header(backup)
-        except StoreCorrupt:  # its advice is for a damaged store, not for a wrong file
-            raise StoreCorrupt(f"{backup} is not a backup of a Cortex store") from None
+        with backup.open("rb") as fh:
+            head = fh.read(len(SQLITE_HEADER))
+        if head and head != SQLITE_HEADER:  # check_header's advice is for a damaged store
+            raise StoreCorrupt(f"{backup} is not a backup of a Cortex store")
+        check_header(backup)  # a backup cut short is damaged, and said so
         with tempfile.TemporaryDirectory(dir=self.path.parent, prefix=".restore-") as tmp:
             staged = Path(tmp) / "staged.db"
             shutil.copyfile(backup, staged)
