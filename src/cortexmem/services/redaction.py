@@ -12,8 +12,8 @@ editing them (``backups/review/``): those are theirs, not Cortex's record.
 
 from __future__ import annotations
 
-import contextlib
 import json
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -85,35 +85,54 @@ def redact_file(path: Path, *, apply: bool) -> int:
     """How many secrets today's rules find in ``path`` (at least 1 when anything changes);
     with ``apply``, the file is rewritten in one rename, keeping its mode. A JSON file, and
     each line of a JSON Lines file or log, is redacted as JSON (each string in it) when it is
-    JSON, so it stays readable. A file that is not UTF-8 text, or too big to be one of
-    Cortex's, is left alone. The log grows while this runs (a hook appends a line): a file
-    that grew while it was read is read again, so no line is lost to the rename."""
-    for _ in range(3):
-        try:
-            size = path.stat().st_size
-            if size > MAX_FILE_BYTES:
+    JSON, so it stays readable; other text is redacted whole (a key block spans lines). A
+    file that is not UTF-8 text, or too big to be one of Cortex's, is left alone.
+
+    Hooks append to the log while this runs: what they appended to the file as it was read,
+    up to the rename, is carried over into the new one (redacted), so no line is lost."""
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            return 0
+        with path.open("rb") as old:
+            text = old.read().decode("utf-8")
+            clean = _redacted_text(path, text)
+            if clean == text:
                 return 0
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            return 0
-        clean = _redacted_text(path, text)
-        if clean == text:
-            return 0
-        if not apply:
-            return max(1, _marks(clean) - _marks(text))
-        with contextlib.suppress(OSError):
-            if path.stat().st_size != size:
-                continue
-        write_atomic(path, clean)
-        return max(1, _marks(clean) - _marks(text))
-    return 0
+            found = max(1, _marks(clean) - _marks(text))
+            if not apply:
+                return found
+            write_atomic(path, clean)
+            # What a hook appends to the old file, having opened it before the rename took its
+            # place; such a writer is done within microseconds: two quiet looks end it.
+            quiet = 0
+            while quiet < LATE_LOOKS:
+                late = old.read()
+                if not late:
+                    quiet += 1
+                    time.sleep(LATE_WAIT)
+                    continue
+                quiet = 0
+                with path.open("a", encoding="utf-8") as new:
+                    new.write(_redacted_text(path, late.decode("utf-8", "replace")))
+            return found
+    except (OSError, UnicodeDecodeError):
+        return 0
+
+
+LATE_LOOKS: Final = 2
+LATE_WAIT: Final = 0.002
+
+# Files written a line at a time (a line is a record); the rotated log is ``cortex.log.1``.
+LINE_FILES: Final = frozenset({".log", ".jsonl", ".1"})
 
 
 def _redacted_text(path: Path, text: str) -> str:
     if path.suffix == ".json":
         clean = _json_text(text)
         return redact(text) if clean is None else clean
-    return "".join(_line(line) for line in text.splitlines(keepends=True))
+    if path.suffix in LINE_FILES:
+        return "".join(_line(line) for line in text.splitlines(keepends=True))
+    return redact(text)
 
 
 def _marks(text: str) -> int:
