@@ -279,3 +279,37 @@ def test_a_key_block_in_a_report_is_redacted_whole(tmp_path: Path):
                       "-----END RSA PRIVATE KEY-----\n")  # fmt: skip
     assert redact_file(report, apply=True) == 1
     assert "x7Qz" not in report.read_text() and report.read_text().startswith("# Dream")
+
+
+def test_the_briefing_claude_code_reads_is_written_again(older_store: Path, monkeypatch):
+    """`.claude/rules/cortex-briefing.md` lies outside .cortex/ and quoted the store as it
+    was: redacting the store writes it again."""
+    with monkeypatch.context() as old:
+        as_an_older_cortex(old)
+        cortex(older_store, "remember", "-t", "decision", "-p", "9",
+               f"Deploys authenticate with the token {TOKEN}")  # fmt: skip
+        cortex(older_store, "brief", "--write")
+    rules = older_store / ".claude" / "rules" / "cortex-briefing.md"
+    assert TOKEN in rules.read_text()
+    assert "cortex-briefing.md again" in cortex(older_store, "redact", "--yes").stdout
+    assert TOKEN not in rules.read_text() and "Deploys authenticate" in rules.read_text()
+
+
+def test_what_the_learning_loop_keeps_is_redacted_too(repo: Path):
+    """An MCP tool is named by its server: an instinct's key and label, a suggestion's
+    source and a warning's tool can name it (an independent review found them left)."""
+    tool = f"mcp__vault_{TOKEN}__read"
+    with Context.for_cwd(repo) as ctx:
+        ctx.writable("project")
+    with sqlite3.connect(repo / ".cortex" / "cortex.db") as conn:  # as an older Cortex wrote
+        conn.execute(
+            "INSERT INTO instincts (key, kind, label, rule, confidence, score, observations, "
+            "sessions, total_sessions, first_seen, last_seen, status, updated_at) VALUES "
+            "(?, 'chain', ?, 'r', 0.9, 0.9, 5, 2, 2, 't', 't', 'active', 't')",
+            (f"chain:Read>{tool}>Edit", f"Read->{tool}->Edit"),
+        )
+    cortex(repo, "redact", "--yes")
+    assert leaks(repo / ".cortex") == []
+    with sqlite3.connect(repo / ".cortex" / "cortex.db") as conn:
+        (key,) = conn.execute("SELECT key FROM instincts").fetchone()
+    assert key.startswith("chain:Read>mcp__vault_[REDACTED")

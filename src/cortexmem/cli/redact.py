@@ -63,6 +63,8 @@ def redact(click_ctx: click.Context, dry_run: bool, scope: str, yes: bool, as_js
         return
     for s, report in reports.items():
         _print(s, report, dry_run)
+    if not dry_run and "project" in reports:
+        _republish(ctx)
     changed = sum(r.store.total + sum(b.total for _, b in r.backups) for r in reports.values())
     if not dry_run and changed:
         click.echo(
@@ -95,6 +97,22 @@ def _print(scope: str, report: Any, dry_run: bool) -> None:
         click.echo(f"  backup {path.name} left as it is: {why}")
     for path, n in report.files:
         click.echo(f"  {path.name}: {plural(n, 'secret')} {'found' if dry_run else 'redacted'}")
+
+
+def _republish(ctx: Any) -> None:
+    """The briefing Claude Code reads (``.claude/rules/cortex-briefing.md``, outside
+    ``.cortex/``) and the projections made again from the redacted store, when they exist:
+    they quoted the store as it was."""
+    from cortexmem.hosts.claude_code.rules import RULES_FILE, briefing_writer
+    from cortexmem.services.projections import write_projections
+    from cortexmem.services.publish import publish
+
+    base = ctx.paths.worktree or ctx.paths.root
+    if (base / RULES_FILE).is_file():
+        published = publish(ctx.paths, ctx=ctx, fresh=True, write=briefing_writer(ctx.paths))
+        if published.written:
+            click.echo(f"Wrote {RULES_FILE} again from the redacted store.")
+    write_projections(ctx)
 
 
 def _as_dict(report: Any) -> dict[str, Any]:

@@ -255,7 +255,7 @@ class LessonRooms(Transactions):
                             session_id,
                             lesson_id,
                             utc_now(),
-                            tool,
+                            redact(tool),  # an MCP tool is named by its server
                             clip_redacted(action, MAX_ACTION),
                             tool_use_id,
                         ),

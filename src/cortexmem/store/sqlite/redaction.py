@@ -41,10 +41,12 @@ from cortexmem.store.sqlite.rows import EVENT_COLUMNS, MEMORY_SELECT, row_to_eve
 # string in it), so its structure stays readable.
 PLAIN_TEXT: Final = (
     ("lesson_history", "id", ("detail",)),
-    ("lesson_warnings", "id", ("action", "reason")),
+    ("lesson_warnings", "id", ("tool", "action", "reason")),
     ("observations", "seq", ("tool", "prev_tool", "prev2_tool", "detail", "command", "branch")),
-    ("instincts", "key", ("label", "rule")),
-    ("suggestions", "id", ("title", "text", "rationale", "before", "after", "evidence")),
+    # an instinct's key names its tools (an MCP tool is named by its server), and a
+    # suggestion drawn from it says the key in its source
+    ("instincts", "key", ("key", "label", "rule")),
+    ("suggestions", "id", ("title", "text", "rationale", "source", "before", "after", "evidence")),
     ("audit_log", "id", ("diff",)),
     ("ai_calls", "id", ("error",)),
     ("ai_jobs", "id", ("last_error",)),
@@ -274,11 +276,11 @@ def _listings(conn: sqlite3.Connection) -> int:
 
 
 def _redacted_lesson(lesson: Lesson, hashes: dict[str, str]) -> Lesson:
-    trigger = lesson.trigger
-    if trigger.command:
-        trigger = replace(trigger, command=redact(trigger.command))
-    events = tuple(dict.fromkeys(hashes.get(e, e) for e in lesson.events))
-    return replace(lesson, text=redact(lesson.text), trigger=trigger, events=events)
+    """Every string of it redacted, as an import redacts a lesson, and the events it cites
+    under their new hashes."""
+    clean = Lesson.from_dict(redact_value(lesson.to_dict()))
+    events = tuple(dict.fromkeys(hashes.get(e, e) for e in clean.events))
+    return replace(clean, events=events)
 
 
 def _lesson_data(lesson: Lesson) -> str:
@@ -299,7 +301,10 @@ def _plain(conn: sqlite3.Connection, table: str, key: str, columns: tuple[str, .
         if clean == values:
             continue
         sets = ", ".join(f"{c} = ?" for c in present)
-        conn.execute(f"UPDATE {table} SET {sets} WHERE {key} = ?", (*clean, row_key))
+        try:
+            conn.execute(f"UPDATE {table} SET {sets} WHERE {key} = ?", (*clean, row_key))
+        except sqlite3.IntegrityError:  # its key, redacted, is another row's: that one stays
+            conn.execute(f"DELETE FROM {table} WHERE {key} = ?", (row_key,))
         changed += 1
     return changed
 
