@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from cortexmem.core.filters import MemoryFilter
+from cortexmem.model import Memory
 from cortexmem.store.migrations.loader import all_migrations, head_version
 from cortexmem.store.sqlite.store import SQLiteStore
 
@@ -130,6 +131,13 @@ SEED_ROWS = {
         "Ignored build scripts: esbuild. Run pnpm approve-builds', 's-1', '/t/s-1.jsonl', 9, 0, "
         "'main', '2025-01-01T00:00:00.000000Z', 'eh4')",
     ],
+    19: [
+        "INSERT INTO memories (id, content, memory_type, category, confidence, priority, "
+        "source_type, created_at, updated_at, content_hash, tags) VALUES ('m-old-19', "
+        "'Keep the tile size at 64', 'decision', 'project', 0.9, 7, 'extraction', "
+        "'2025-01-01T00:00:00.000000Z', '2025-01-01T00:00:00.000000Z', 'h19', "
+        '\'["doc:/home/me/gpu/status.md", "event:decision", "kernels"]\')',
+    ],
 }
 
 
@@ -197,6 +205,28 @@ def test_migrate_from_every_earlier_version(tmp_path: Path, start: int):
             found = store.search_episodes("what did we pick", 5)
             assert [e.id for _, e, _ in found] == ["ep-old-1"]
     assert schema(old) == schema(fresh)
+
+
+def test_the_word_search_reads_a_persons_tags_not_cortexs_markers(tmp_path: Path):
+    """A document's path in a decision's marker put "home" into its words (0019): after the
+    migration a store searches a person's tag, not the markers, for rows it already had and
+    for new ones, and the index stays whole through updates and deletes."""
+    old = tmp_path / "old.db"
+    build_at(old, 18)
+    with sqlite3.connect(old) as conn:
+        conn.execute(SEED_ROWS[19][0])
+    with SQLiteStore.open(old) as store:
+
+        def found(words: str) -> list[str]:
+            return [h.memory.id for h in store.search_text(words, MemoryFilter(), 5, "project")]
+
+        assert found("home status") == [] and found("kernels") == ["m-old-19"]
+        new, _ = store.add_memory(Memory("Warps of 32", tags=("doc:/home/me/x.md", "gpu")))
+        assert found("home") == [] and found("gpu") == [new.id]
+        store.replace_tagged("gpu", [Memory("Warps of 64 on this card")], [])
+        store.set_status(new.id, "archived")
+        store.run(lambda conn: conn.execute(
+            "INSERT INTO memories_fts (memories_fts) VALUES ('integrity-check')"))  # fmt: skip
 
 
 def test_what_documents_listed_is_taken_from_the_events_a_store_already_has(tmp_path: Path):
