@@ -486,16 +486,29 @@ def test_a_secret_that_shrinks_the_window_leaves_no_blind_spot_at_its_end(limit)
     from cortexmem.core.text import REDACT_MARGIN, clip_redacted
     from cortexmem.hosts.claude_code.transcript import _cut
 
-    body = "\n".join(b64url(64) for _ in range(50))
-    pem = f"-----BEGIN RSA PRIVATE KEY-----\n{body}\n-----END RSA PRIVATE KEY-----\n"
-    token = SECRETS["github-classic"]
     at = limit + REDACT_MARGIN - 29  # where the first window ends, 29 characters into it
+    # a key that fits before the token and shrinks the window by more than its margin
+    body = "\n".join(b64url(64) for _ in range(min(50, (at - 200) // 65)))
+    pem = f"-----BEGIN RSA PRIVATE KEY-----\n{body}\n-----END RSA PRIVATE KEY-----\n"
+    assert REDACT_MARGIN < len(pem) < at
+    token = SECRETS["github-classic"]
     text = pem + "y" * (at - len(pem) - 1) + " " + token + " and after\n" + "z" * 30_000
     clipped = clip_redacted(text, limit)
     assert token[:12] not in clipped and body[:40] not in clipped
     # the transcript's cut redacts only around the cut: what lies whole before it is
     # redacted when it is stored
     assert token[:12] not in _cut(text, limit)
+
+
+def test_leading_blanks_do_not_shift_the_window_into_what_is_kept():
+    """A progress bar's redraws: thousands of blank characters before the text. Stripped
+    after the window was redacted, they moved its end into what was kept."""
+    from cortexmem.core.text import REDACT_MARGIN, clip_redacted
+
+    token = SECRETS["github-classic"]
+    said = "token in use: "
+    blanks = " " * (300 + REDACT_MARGIN - 29 - len(said))  # the window ends 29 into the token
+    assert token[:12] not in clip_redacted(blanks + said + token + " done" * 400, 300)
 
 
 def test_a_token_cut_before_the_mark_of_a_cut_is_redacted():

@@ -47,7 +47,9 @@ def clean_text(text: str) -> str:
 def clip_redacted(text: str, limit: int) -> str:
     """``text`` with its secrets redacted, THEN cut to ``limit`` characters (with "…"): a
     secret straddling the cut would otherwise keep its first characters."""
-    text = redacted_head(text, limit).strip()
+    # Leading blanks go first: stripped after, they shifted the window's margin into what is
+    # kept (a progress bar's redraws are thousands of blank characters).
+    text = redacted_head(text.lstrip(), limit).rstrip()
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
