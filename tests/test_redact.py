@@ -517,3 +517,16 @@ def test_a_token_cut_before_the_mark_of_a_cut_is_redacted():
     cut = SECRETS["github-classic"][:22]
     out = redact(f"echo {cut}\n… [987 more characters]")
     assert cut not in out and "[REDACTED:cut-token]" in out
+
+
+def test_the_middle_of_a_key_out_of_sight_of_both_its_lines_is_redacted():
+    """A key file read from an offset and cut short: neither its BEGIN nor its END line is
+    within reach, and its base64 lines were kept (shown by an independent review)."""
+    from cortexmem.core.text import clip_redacted
+
+    lines = [b64url(64).replace("-", "+").replace("_", "/") for _ in range(120)]
+    text = "\n".join(lines) + "\n-----END PRIVATE KEY-----\n"
+    kept = clip_redacted(text[65 * 10 :], 240)
+    assert lines[11][:20] not in kept and "[REDACTED:" in kept
+    three = "\n".join(lines[:3])
+    assert redact(f"a\n{three}\nb") == f"a\n{three}\nb"  # not four: not the shape of a key

@@ -621,6 +621,14 @@ OWN_RULES: list[Rule] = [
         r"(?=-----END[ A-Z0-9]*PRIVATE KEY)",
     ),
     Rule(
+        # the middle of a key's body, its BEGIN and END lines both out of sight (a file read
+        # from an offset, a window cut short): four or more lines of exactly 64 base64
+        # characters, the PEM line, are a key's or a certificate's, not prose or code
+        "key-body-lines",
+        r"(?m)^(?:[A-Za-z0-9+/]{64}\r?\n){3}[A-Za-z0-9+/]{64}(?:\r?\n[A-Za-z0-9+/=]{1,64})*+",
+        prefilter=lambda lower: len(lower) >= 4 * 64 and "\n" in lower,
+    ),
+    Rule(
         "assignment",
         # the name's look-ahead is bounded like the name and starts at a letter: unbounded, it
         # scanned to the end of a run of dashes from each of them (10 kB of "-": 6.7 s)
