@@ -291,8 +291,17 @@ def test_the_briefing_claude_code_reads_is_written_again(older_store: Path, monk
         cortex(older_store, "brief", "--write")
     rules = older_store / ".claude" / "rules" / "cortex-briefing.md"
     assert TOKEN in rules.read_text()
-    assert "cortex-briefing.md again" in cortex(older_store, "redact", "--yes").stdout
+    out = json.loads(cortex(older_store, "redact", "--yes", "--json").stdout)
+    assert out["briefing_written"]  # with --json too
     assert TOKEN not in rules.read_text() and "Deploys authenticate" in rules.read_text()
+    with monkeypatch.context() as old:  # a global memory the briefing quotes
+        as_an_older_cortex(old)
+        cortex(older_store, "remember", "-g", "-t", "decision", "-p", "9",
+               f"Every project signs releases with {TOKEN}")  # fmt: skip
+        cortex(older_store, "brief", "--write")
+    assert TOKEN in rules.read_text()
+    assert "again" in cortex(older_store, "redact", "--scope", "global", "--yes").stdout
+    assert TOKEN not in rules.read_text() and "signs releases" in rules.read_text()
 
 
 def test_what_the_learning_loop_keeps_is_redacted_too(repo: Path):

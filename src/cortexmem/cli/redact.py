@@ -58,13 +58,16 @@ def redact(click_ctx: click.Context, dry_run: bool, scope: str, yes: bool, as_js
             click.echo("Nothing changed.")
             return
     reports = {s: redact_scope(st, ctx.db_path(s).parent, apply=not dry_run) for s, st in stores}
+    # The briefing quotes both stores: written again whichever was redacted.
+    republished = not dry_run and ctx.exists("project") and _republish(ctx)
     if as_json:
-        print_json({"dry_run": dry_run, "stores": {s: _as_dict(r) for s, r in reports.items()}})
+        print_json({"dry_run": dry_run, "stores": {s: _as_dict(r) for s, r in reports.items()},
+                    "briefing_written": bool(republished)})  # fmt: skip
         return
     for s, report in reports.items():
         _print(s, report, dry_run)
-    if not dry_run and "project" in reports:
-        _republish(ctx)
+    if republished:
+        click.echo("Wrote .claude/rules/cortex-briefing.md again from the redacted stores.")
     changed = sum(r.store.total + sum(b.total for _, b in r.backups) for r in reports.values())
     if not dry_run and changed:
         click.echo(
@@ -99,20 +102,21 @@ def _print(scope: str, report: Any, dry_run: bool) -> None:
         click.echo(f"  {path.name}: {plural(n, 'secret')} {'found' if dry_run else 'redacted'}")
 
 
-def _republish(ctx: Any) -> None:
+def _republish(ctx: Any) -> bool:
     """The briefing Claude Code reads (``.claude/rules/cortex-briefing.md``, outside
-    ``.cortex/``) and the projections made again from the redacted store, when they exist:
-    they quoted the store as it was."""
+    ``.cortex/``) and the projections made again from the redacted stores, when they exist:
+    they quoted the stores as they were. Whether the briefing was written."""
     from cortexmem.hosts.claude_code.rules import RULES_FILE, briefing_writer
     from cortexmem.services.projections import write_projections
     from cortexmem.services.publish import publish
 
     base = ctx.paths.worktree or ctx.paths.root
+    written = False
     if (base / RULES_FILE).is_file():
         published = publish(ctx.paths, ctx=ctx, fresh=True, write=briefing_writer(ctx.paths))
-        if published.written:
-            click.echo(f"Wrote {RULES_FILE} again from the redacted store.")
+        written = bool(published.written)
     write_projections(ctx)
+    return written
 
 
 def _as_dict(report: Any) -> dict[str, Any]:
