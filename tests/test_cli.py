@@ -425,6 +425,22 @@ def test_the_lifecycles_marks_travel_with_an_export(run, repo: Path, tmp_path: P
         marks = here.require("project").lifecycle_marks()
         assert set(marks) == {kept, faded}
         assert there.require("project").lifecycle_marks() == marks
+    # Later the lifecycle archives the other one here; imported again, the newer copy
+    # brings its marks with it (it came back archived by hand, never to be revived)
+    with sqlite3.connect(repo / ".cortex" / "cortex.db") as conn:
+        conn.execute(
+            "UPDATE memories SET status = 'archived', updated_at = "
+            "'2027-01-01T00:00:00.000000Z' WHERE id = ?",
+            (kept,),
+        )
+        conn.execute("UPDATE memories SET archived_at = '2027-01-01T00:00:00.000000Z' "
+                     "WHERE id = ?", (kept,))  # fmt: skip
+    run("export", "-o", str(dump))
+    CliRunner().invoke(cli, ["-C", str(other), "import", str(dump)])
+    with Context.for_cwd(repo) as here, Context.for_cwd(other) as there:
+        marks = here.require("project").lifecycle_marks()
+        assert marks[kept]["archived_at"].startswith("2027")
+        assert there.require("project").lifecycle_marks() == marks
 
 
 def test_the_tool_calls_observed_travel_with_an_export(run, repo: Path, tmp_path: Path):

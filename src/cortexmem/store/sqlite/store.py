@@ -1601,5 +1601,11 @@ def _merge_memory(
         + " WHERE id = ?",
         (*values[1:], winner.id),
     )
+    if winner is incoming and marks:  # newer there: where its lifecycle stood there too
+        conn.execute(
+            "UPDATE memories SET decayed_at = ?, below_since = ?, archived_at = ? WHERE id = ?",
+            (marks.get("decayed_at"), marks.get("below_since"), marks.get("archived_at"),
+             incoming.id),
+        )  # fmt: skip
     result.updated += 1
     return incoming.id
