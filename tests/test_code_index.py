@@ -398,3 +398,22 @@ def test_indexing_again_archives_nothing_that_is_still_there(run, project: Path)
     assert {m.memory_type for m in active if "return x * 2" in m.content} == {"code"}
     for words in ("translate", "test_login", "render", "bump_version"):
         assert any(words in m.content for m in active), words
+
+
+def test_migrations_named_by_an_id_are_indexed_and_retired_like_any_file(run, project: Path):
+    """Alembic's and Rails' migrations carry an id in their name: their tag was taken for
+    a token, so an edited or deleted one was never found again and stayed served."""
+    versions = project / "migrations" / "versions"
+    versions.mkdir(parents=True)
+    users = versions / "3b2f1a9c7d4e_add_users.py"
+    orders = versions / "9f8e7d6c5b4a_add_orders.py"
+    users.write_text("def upgrade():\n    create('users')\n")
+    orders.write_text("def upgrade():\n    create('orders')\n")
+    index(run, "migrations")
+    users.write_text("def upgrade():\n    create('users', 'email')\n")
+    orders.unlink()
+    report = index(run, "migrations")
+    assert report["archived"] == 1 and report["gone"] == 2  # old users code; orders, both
+    active = [m.content for m in code_memories(project) if m.memory_type == "code"]
+    assert any("'email'" in c for c in active)
+    assert not any("orders" in c or c.rstrip().endswith("create('users')") for c in active)

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from functools import cache, lru_cache
 from itertools import pairwise
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from cortexmem.model import Episode, Event, Memory, Observation
 
@@ -927,11 +927,20 @@ _SHA_OR_UUID = re.compile(
 )
 
 
+# Tags that name a file of the project (``model.DOCUMENT_TAG`` and the code index's).
+_PATH_MARKERS: Final = ("code:", "doc:")
+
+
 def redact_tag(tag: str) -> str:
     """A tag as it may be stored. Tags are lower-cased later, so this runs on the tag as
     written; a long random-looking run the shape rules did not catch (an already lower-cased
     key) is redacted too, as tags are short words, not tokens. Git SHAs and UUIDs stay."""
     tag = redact(tag)
+    if tag.startswith(_PATH_MARKERS):
+        # a file's path (``code:migrations/versions/3b2f1a9c7d4e_add_users.py``,
+        # ``doc:db/migrate/20240101120000_x.md``): an id in a file's name is not a token,
+        # and the marker must name the file as it is, or its memories are never found again
+        return tag
 
     def token(match: re.Match[str]) -> str:
         value = match.group(0)
