@@ -456,6 +456,7 @@ def test_the_tool_calls_observed_travel_with_an_export(run, repo: Path, tmp_path
                                                         ("Read", True, None, None)])]  # fmt: skip
     with Context.for_cwd(repo) as ctx:
         ctx.require("project").record_capture([], lambda _: [], None, calls)
+        ctx.require("project").mark_session("s1", automated=True, entrypoint="sdk-py")
     dump = tmp_path / "dump.jsonl"
     run("export", "-o", str(dump))
     other = tmp_path / "other"
@@ -465,6 +466,8 @@ def test_the_tool_calls_observed_travel_with_an_export(run, repo: Path, tmp_path
         assert json.loads(out)["observations_added"] == expected
     with Context.for_cwd(other) as ctx:
         got = [o.to_dict() for o in ctx.require("project").iter_observations()]
+        # an automated session is still one the loop does not learn from
+        assert ctx.require("project").automated_sessions() == {"s1"}
     assert got == [o.to_dict() for o in calls]
 
 

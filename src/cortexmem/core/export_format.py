@@ -3,9 +3,9 @@
 JSONL is the lossless interchange format: a header line, then one record per line, memories
 before the edges that reference them, then events, then episodes (what was said) and the links
 between memories and the episodes they were drawn from (version 2), then lessons, each with its
-timeline, and the edges of the experience graph (version 3), then the tool calls observed,
-what the learning loop learns from, and where the lifecycle stands with each memory (version
-4). An older export lacks what came after it and is read as it is. Markdown is for people to
+timeline, and the edges of the experience graph (version 3), then the tool calls observed and
+the sessions the learning loop knows (which were automated), what it learns from, and where
+the lifecycle stands with each memory (version 4). An older export lacks what came after it and is read as it is. Markdown is for people to
 read and is not imported.
 """
 
@@ -33,6 +33,7 @@ FORMAT = "cortex-export"
 FORMAT_VERSION = 4
 RECORDS = (
     "memory", "edge", "event", "episode", "episode_link", "lesson", "lesson_edge", "observation",
+    "session",
 )  # fmt: skip
 
 
@@ -59,6 +60,8 @@ class ParsedExport:
     # a person) archived it. An export without them is read as it is.
     lifecycle: dict[str, dict[str, str]] = field(default_factory=dict)
     observations: list[Observation] = field(default_factory=list)
+    # (session id, automated, entrypoint, tokens): what the learning loop knows of each
+    sessions: list[tuple[str, bool, str | None, int]] = field(default_factory=list)
 
 
 LIFECYCLE_MARKS = ("decayed_at", "below_since", "archived_at")
@@ -75,6 +78,7 @@ def export_jsonl(
     lesson_edges: Iterable[tuple[str, str, str]] = (),
     lifecycle: dict[str, dict[str, str]] | None = None,
     observations: Iterable[Observation] = (),
+    sessions: Iterable[tuple[str, bool, str | None, int]] = (),
 ) -> Iterator[str]:
     """Lines (without newlines) of a JSONL export. Keys are sorted so exports diff cleanly."""
     yield _dump({"format": FORMAT, "version": FORMAT_VERSION, **header})
@@ -99,6 +103,9 @@ def export_jsonl(
         )
     for o in observations:
         yield _dump({"record": "observation", **o.to_dict()})
+    for session_id, automated, entrypoint, tokens in sessions:
+        yield _dump({"record": "session", "session_id": session_id, "automated": automated,
+                     "entrypoint": entrypoint, "tokens": tokens})  # fmt: skip
 
 
 def _dump(obj: dict[str, Any]) -> str:
@@ -163,6 +170,8 @@ def _parse_line(number: int, raw: str, parsed: ParsedExport | None) -> ParsedExp
             lesson = Lesson.from_dict(obj)
             parsed.lessons.append(lesson)
             parsed.lesson_history[lesson.id] = history
+        elif kind == "session":
+            parsed.sessions.append(_session(obj))
         elif kind == "observation":
             known = {k: v for k, v in obj.items() if k in Observation.__dataclass_fields__}
             if "at" in known:
@@ -186,6 +195,18 @@ def _marks(raw: Any) -> dict[str, str]:
             raise ValueError(f"lifecycle {key} must be a time")
         marks[key] = normalise_time(value)
     return marks
+
+
+def _session(obj: dict[str, Any]) -> tuple[str, bool, str | None, int]:
+    session_id, automated = obj.get("session_id"), obj.get("automated")
+    entrypoint, tokens = obj.get("entrypoint"), obj.get("tokens", 0)
+    if not isinstance(session_id, str) or not session_id or not isinstance(automated, bool):
+        raise ValueError("a session needs a session_id and automated true or false")
+    if entrypoint is not None and not isinstance(entrypoint, str):
+        raise ValueError("entrypoint must be text")
+    if not isinstance(tokens, int) or isinstance(tokens, bool) or tokens < 0:
+        raise ValueError("tokens must be a count")
+    return session_id, automated, entrypoint, tokens
 
 
 def _link(obj: dict[str, Any]) -> tuple[str, str]:

@@ -34,7 +34,8 @@ def export_lines(ctx: Context, scope: Scope) -> Iterator[str]:
     })  # fmt: skip
     return export_jsonl(header, memories, edges, events, episodes, links, timelines, lesson_edges,
                         lifecycle=store.lifecycle_marks(),
-                        observations=store.iter_observations())  # fmt: skip
+                        observations=store.iter_observations(),
+                        sessions=store.learning_sessions())  # fmt: skip
 
 
 def export_md(ctx: Context, scope: Scope) -> str:
@@ -58,4 +59,5 @@ def import_lines(ctx: Context, lines: Iterable[str], scope: Scope) -> ImportResu
         lesson_edges=parsed.lesson_edges,
         lifecycle=parsed.lifecycle,
         observations=parsed.observations,
+        sessions=parsed.sessions,
     )

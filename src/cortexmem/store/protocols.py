@@ -529,6 +529,7 @@ class BackupStore(Protocol):
         lesson_edges: Sequence[tuple[str, str, str]] = (),
         lifecycle: Mapping[str, Mapping[str, str]] | None = None,
         observations: Sequence[Observation] = (),
+        sessions: Sequence[tuple[str, bool, str | None, int]] = (),
     ) -> ImportResult:
         """All or nothing; importing the same records twice changes nothing. ``lifecycle``
         (by memory id: ``decayed_at``, ``below_since``, ``archived_at``) is where the
@@ -667,6 +668,10 @@ class LearningStore(Protocol):
         ...
 
     def automated_sessions(self) -> set[str]: ...
+
+    def learning_sessions(self) -> list[tuple[str, bool, str | None, int]]:
+        """Every session the loop knows: (id, automated, entrypoint, tokens), for export."""
+        ...
 
     def instincts(self, statuses: Sequence[str] | None = None) -> list[Instinct]:
         """Instincts (of those statuses), most confident first."""

@@ -115,6 +115,15 @@ class LearningRooms(Transactions):
         )
         return {r[0]: int(r[1]) for r in rows}
 
+    def learning_sessions(self) -> list[tuple[str, bool, str | None, int]]:
+        rows = self.read(
+            lambda conn: conn.execute(
+                "SELECT session_id, automated, entrypoint, tokens FROM learning_sessions "
+                "ORDER BY session_id"
+            ).fetchall()
+        )
+        return [(str(r[0]), bool(r[1]), r[2], int(r[3])) for r in rows]
+
     def automated_sessions(self) -> set[str]:
         rows = self.read(
             lambda conn: conn.execute(

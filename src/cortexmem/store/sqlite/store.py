@@ -28,7 +28,7 @@ from cortexmem.core.decay import learned_clock
 from cortexmem.core.filters import MemoryFilter
 from cortexmem.core.fts_query import to_fts_query
 from cortexmem.core.ranking import Candidate
-from cortexmem.core.redact import redact_event, redact_memory, redact_observation
+from cortexmem.core.redact import redact, redact_event, redact_memory, redact_observation
 from cortexmem.errors import (
     FULL_HINT,
     CortexError,
@@ -1168,6 +1168,7 @@ class SQLiteStore(EpisodeRooms, AIRooms, LearningRooms, LessonRooms, Transaction
         lesson_edges: Sequence[tuple[str, str, str]] = (),
         lifecycle: Mapping[str, Mapping[str, str]] | None = None,
         observations: Sequence[Observation] = (),
+        sessions: Sequence[tuple[str, bool, str | None, int]] = (),
     ) -> ImportResult:
         marks = lifecycle or {}
 
@@ -1222,6 +1223,16 @@ class SQLiteStore(EpisodeRooms, AIRooms, LearningRooms, LessonRooms, Transaction
                     continue
                 added = conn.execute(INSERT_OBSERVATION, observation_row(seen)).rowcount
                 result.observations_added += added
+            # Which sessions were automated (`claude -p`, an SDK's runs: never learned from)
+            # and what each cost; imported twice, the same.
+            conn.executemany(
+                "INSERT INTO learning_sessions (session_id, automated, entrypoint, seen_at, "
+                "tokens) VALUES (?, ?, ?, ?, ?) ON CONFLICT (session_id) DO UPDATE SET "
+                "automated = max(automated, excluded.automated), "
+                "entrypoint = coalesce(entrypoint, excluded.entrypoint), "
+                "tokens = max(tokens, excluded.tokens)",
+                [(redact(s), int(a), e, utc_now(), max(0, t)) for s, a, e, t in sessions],
+            )
             return result
 
         return self.write(op)
