@@ -5,8 +5,8 @@ before the edges that reference them, then events, then episodes (what was said)
 between memories and the episodes they were drawn from (version 2), then lessons, each with its
 timeline, and the edges of the experience graph (version 3), then the tool calls observed and
 the sessions the learning loop knows (which were automated), what it learns from, and where
-the lifecycle stands with each memory (version 4). An older export lacks what came after it and is read as it is. Markdown is for people to
-read and is not imported.
+the lifecycle stands with each memory (version 4). An older export lacks what came after it
+and is read as it is. Markdown is for people to read and is not imported.
 """
 
 from __future__ import annotations
