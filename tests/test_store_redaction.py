@@ -239,18 +239,16 @@ def test_an_imported_lesson_is_redacted_in_every_field(repo: Path):
 
 
 def test_lines_hooks_append_while_the_log_is_redacted_are_kept(tmp_path: Path):
-    """Hooks append to cortex.log at any moment; redacting it rewrites it by a rename. What
-    was appended to the old file meanwhile is carried over: one line a rewrite was lost
-    before (shown by an independent review). A writer the scheduler pauses between opening
-    the file and writing for longer than the quiet period can still lose its line: at most
-    a handful here, against hundreds then."""
+    """Hooks append to cortex.log at any moment; redacting it rewrites it by a rename. An
+    appender holds a shared lock the rewrite waits for, and one that waited finds the name
+    now names the new file: every line is kept (one a rewrite was lost before)."""
     import threading
     import time
 
     from cortexmem.project.log import log_line
 
     log = tmp_path / "cortex.log"
-    lines = 2_000
+    lines = 1_000
 
     def hooks() -> None:
         for n in range(lines):
@@ -266,7 +264,41 @@ def test_lines_hooks_append_while_the_log_is_redacted_are_kept(tmp_path: Path):
     redact_file(log, apply=True)
     kept = log.read_text().splitlines()
     assert rewrites > 20 and TOKEN not in "\n".join(kept)
-    assert len(kept) >= lines - lines // 100
+    assert len(kept) == lines
+
+
+@pytest.mark.parametrize("pause", ["before its lock", "holding its lock"])
+def test_an_appender_paused_across_a_rewrite_keeps_its_line(tmp_path: Path, monkeypatch, pause):
+    """A hook the scheduler pauses for 50 ms after opening the log (shown by a second
+    review: its line went to the replaced file)."""
+    import threading
+    import time
+
+    import cortexmem.project.log as project_log
+
+    log = tmp_path / "cortex.log"
+    log.write_text(f"old line {TOKEN}\n")
+    paused = threading.Event()
+    name = "_lock_shared" if pause == "before its lock" else "_still_named"
+    original = getattr(project_log, name)
+
+    def slow(*args):
+        if pause == "before its lock":
+            paused.set()
+            time.sleep(0.05)
+            return original(*args)
+        locked = original(*args)
+        paused.set()
+        time.sleep(0.05)
+        return locked
+
+    monkeypatch.setattr(project_log, name, slow)
+    writer = threading.Thread(target=project_log.append_line, args=(log, b"the hook's line\n"))
+    writer.start()
+    paused.wait()
+    assert redact_file(log, apply=True) == 1
+    writer.join()
+    assert log.read_text().splitlines() == ["old line [REDACTED:github-token]", "the hook's line"]
 
 
 def test_a_key_block_in_a_report_is_redacted_whole(tmp_path: Path):

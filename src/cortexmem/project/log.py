@@ -50,11 +50,44 @@ def log_line(path: Path, message: str, tag: str | None = None) -> None:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         text = escape(message)[:MAX_MESSAGE_CHARS]
         tag = escape(tag) if tag else None
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)  # memory: private
-        with os.fdopen(fd, "a", encoding="utf-8") as fh:
-            fh.write(f"{stamp}{f' [{tag}]' if tag else ''} {text}\n")
+        append_line(path, f"{stamp}{f' [{tag}]' if tag else ''} {text}\n".encode())
     except Exception:
         pass
+
+
+def append_line(path: Path, data: bytes, tries: int = 3) -> None:
+    """Append ``data`` to ``path`` (created 0600: memory is private) under a shared lock.
+
+    ``cortex redact`` rewrites such a file by a rename while holding it exclusively: a writer
+    that opened the old file waits for it, then finds the name now names another file and
+    appends there, so no line goes to a file nobody will read again."""
+    for _ in range(tries):
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            if _lock_shared(fd) and not _still_named(fd, path):
+                continue  # renamed over while this waited: the name is another file now
+            os.write(fd, data)
+            return
+        finally:
+            os.close(fd)  # the lock goes with it
+    raise OSError(f"{path} kept being replaced while a line was appended")
+
+
+def _still_named(fd: int, path: Path) -> bool:
+    try:
+        return os.fstat(fd).st_ino == os.stat(path).st_ino
+    except OSError:
+        return False
+
+
+def _lock_shared(fd: int) -> bool:
+    """Take a shared lock on ``fd`` (False where there are no such locks)."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX
+        return False
+    fcntl.flock(fd, fcntl.LOCK_SH)
+    return True
 
 
 def log_tail(path: Path, size: int = 4096) -> str:

@@ -48,7 +48,7 @@ from cortexmem.model import (
 )
 from cortexmem.project.files import write_atomic
 from cortexmem.project.git import changed_files
-from cortexmem.project.log import log_line
+from cortexmem.project.log import append_line, log_line
 from cortexmem.services.context import Context
 from cortexmem.store.protocols import (
     CaptureResult,
@@ -177,11 +177,8 @@ def quarantine_to(data_dir: Path, log: Path) -> Quarantine:
                 },
                 default=repr,
             )
-            fd = os.open(folder / "records.jsonl", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            try:
-                os.write(fd, (text + "\n").encode("utf-8", "backslashreplace"))
-            finally:
-                os.close(fd)
+            line = (text + "\n").encode("utf-8", "backslashreplace")
+            append_line(folder / "records.jsonl", line)
         except (OSError, ValueError, TypeError, RecursionError) as error:
             log_line(log, f"could not keep the quarantined record: {error}")
 

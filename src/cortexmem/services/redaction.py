@@ -88,12 +88,14 @@ def redact_file(path: Path, *, apply: bool) -> int:
     JSON, so it stays readable; other text is redacted whole (a key block spans lines). A
     file that is not UTF-8 text, or too big to be one of Cortex's, is left alone.
 
-    Hooks append to the log while this runs: what they appended to the file as it was read,
-    up to the rename, is carried over into the new one (redacted), so no line is lost."""
+    Hooks append to the log while this runs (``project.log.append_line``): they wait while it
+    holds the file, then append to the new one; what a writer that takes no lock appended to
+    the old file until it is quiet is carried over (redacted), so no line is lost."""
     try:
         if path.stat().st_size > MAX_FILE_BYTES:
             return 0
         with path.open("rb") as old:
+            _lock_exclusive(old.fileno())  # appenders wait, then append to the new file
             text = old.read().decode("utf-8")
             clean = _redacted_text(path, text)
             if clean == text:
@@ -102,6 +104,7 @@ def redact_file(path: Path, *, apply: bool) -> int:
             if not apply:
                 return found
             write_atomic(path, clean)
+            _unlock(old.fileno())  # the waiting appenders find the new file
             # What a hook appends to the old file, having opened it before the rename took its
             # place; such a writer is done within microseconds: two quiet looks end it.
             quiet = 0
@@ -117,6 +120,22 @@ def redact_file(path: Path, *, apply: bool) -> int:
             return found
     except (OSError, UnicodeDecodeError):
         return 0
+
+
+def _lock_exclusive(fd: int) -> None:
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: the quiet looks below are all there is
+        return
+    fcntl.flock(fd, fcntl.LOCK_EX)
+
+
+def _unlock(fd: int) -> None:
+    try:
+        import fcntl
+    except ImportError:
+        return
+    fcntl.flock(fd, fcntl.LOCK_UN)
 
 
 LATE_LOOKS: Final = 2
