@@ -163,9 +163,10 @@ def _rollback(store, scope: str, yes: bool) -> None:
 )  # fmt: skip
 @click.option(
     "-y", "--yes", is_flag=True,
-    help="Do not ask: merge candidates above 0.85 similarity (near-duplicates; below that a "
-    "person decides) and accept every suggested edge (for scripts). With --rollback: roll back "
-    "without asking.",
+    help="Do not ask: merge candidates above 0.85 similarity that restate each other (the same "
+    "words in the same order, the longer text kept; a paraphrase, another command, a swapped "
+    "or denied claim waits for a person) and accept every suggested edge (for scripts). With "
+    "--rollback: roll back without asking.",
 )  # fmt: skip
 @click.option(
     "--rollback", is_flag=True,

@@ -95,25 +95,40 @@ def specifics(memory: Memory) -> frozenset[str]:
     return frozenset(" ".join(m.split()).lower() for m in _SPECIFIC.findall(memory.content))
 
 
-# Words that turn a claim round: one memory holding one the other lacks says the opposite.
+# Words that turn a claim round: every one of them reads as "not", so "never commit" and
+# "don't commit" say the same and "run it" and "don't run it" do not.
 _NEGATIONS: Final = frozenset(
-    "not no never none nothing nor without avoid don't doesn't didn't isn't aren't won't "
-    "can't cannot shouldn't mustn't".split()
+    "not no never none nothing nor without don't doesn't didn't isn't aren't wasn't weren't "
+    "won't can't cannot shouldn't mustn't".split()
+)
+# Words too common to tell two statements apart.
+_FILLER: Final = frozenset(
+    "a an the and or of to in on at by for with from as is are was were be been this that "
+    "these those it its we our you your they their there here so then".split()
 )
 _WORD: Final = re.compile(r"[a-z0-9']+")
 
 
+def _said(text: str) -> list[str]:
+    """What a statement says, word by word: lower case, negations as "not", common words
+    out, plural and tense endings off ("tests" is "test", "failed" is "fail")."""
+    out = []
+    for word in _WORD.findall(text.lower().replace("’", "'")):
+        if word in _NEGATIONS:
+            out.append("not")
+        elif word not in _FILLER:
+            out.append(re.sub(r"(?<=\w{3})(?:es|s|ed|ing)$", "", word))
+    return out
+
+
 def restates(a: Memory, b: Memory) -> bool:
-    """Whether one of two similar memories only restates the other. Not when one states a
-    command, a path or a number the other does not, when one denies what the other says (a
-    "not", a "never" only one of them holds), nor when they are one sentence with a word or
-    two swapped ("run ruff check on src" / "run ruff format on src", "we always squash" /
-    "we usually squash"): a model reads those alike, and they are two facts. Only a pair that
-    restates is merged without a person."""
+    """Whether one of two similar memories only restates the other: the same words in the
+    same order, once common words, negations and endings are evened out, the longer perhaps
+    going on where the shorter ends (with why, or where). Only such a pair is merged without
+    a person: a model reads "tabs over spaces" and "spaces over tabs", "allowed" and
+    "forbidden", "run it" and "don't run it" alike, and each of them is two facts."""
     if specifics(a) != specifics(b):
         return False
-    words_a, words_b = _WORD.findall(a.content.lower()), _WORD.findall(b.content.lower())
-    if _NEGATIONS & set(words_a) != _NEGATIONS & set(words_b):
-        return False
-    swapped = sum(x != y for x, y in zip(words_a, words_b, strict=False))
-    return not (len(words_a) == len(words_b) and 0 < swapped <= 2)
+    said_a, said_b = _said(a.content), _said(b.content)
+    short, long = sorted((said_a, said_b), key=len)
+    return bool(short) and long[: len(short)] == short

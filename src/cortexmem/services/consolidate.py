@@ -307,7 +307,11 @@ class Review:
             ]
             if not views:
                 break
-            self.accept_merge(views[0])
+            pick = views[0]
+            # the kept one says all the other did: the longer words win (one restating
+            # another may go on with why or where)
+            longer = max((pick.keep, pick.other), key=lambda m: len(m.content))
+            self.accept_merge(pick, content=longer.content)
         for view in self.suggestions():
             self.accept_edge(view)
 
