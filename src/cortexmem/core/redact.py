@@ -972,6 +972,21 @@ def redact_value(value: Any) -> Any:
     return value
 
 
+def redact_json_text(text: str) -> str | None:
+    """``text`` redacted as the JSON object or list it holds, each string in it, so it stays
+    readable JSON (``text`` itself when nothing in it changes); None when it holds none."""
+    if text.lstrip()[:1] not in ("[", "{"):
+        return None
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return None
+    clean = redact_value(parsed)
+    if clean == parsed:
+        return text
+    return json.dumps(clean, ensure_ascii=False) + ("\n" if text.endswith("\n") else "")
+
+
 def redact_memory(memory: Memory) -> Memory:
     """The memory as it may be stored: content, summary and tags redacted, and where it came
     from (a branch, a folder or a session can be named with a key: ``rotate/ghp_…``)."""

@@ -12,13 +12,12 @@ editing them (``backups/review/``): those are theirs, not Cortex's record.
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from cortexmem.core.redact import MARK, redact, redact_value
+from cortexmem.core.redact import MARK, redact, redact_json_text
 from cortexmem.errors import CortexError
 from cortexmem.project.files import write_atomic
 from cortexmem.store.protocols import BackupStore, Redacted
@@ -147,7 +146,7 @@ LINE_FILES: Final = frozenset({".log", ".jsonl", ".1"})
 
 def _redacted_text(path: Path, text: str) -> str:
     if path.suffix == ".json":
-        clean = _json_text(text)
+        clean = redact_json_text(text)
         return redact(text) if clean is None else clean
     if path.suffix in LINE_FILES:
         return "".join(_line(line) for line in text.splitlines(keepends=True))
@@ -160,18 +159,5 @@ def _marks(text: str) -> int:
 
 def _line(line: str) -> str:
     body = line.rstrip("\r\n")
-    clean = _json_text(body) if body.startswith(("{", "[")) else None
+    clean = redact_json_text(body) if body.startswith(("{", "[")) else None
     return (redact(body) if clean is None else clean) + line[len(body) :]
-
-
-def _json_text(text: str) -> str | None:
-    """``text`` redacted as the JSON it holds (``text`` itself when nothing in it changes),
-    or None when it is not JSON."""
-    try:
-        parsed = json.loads(text)
-    except ValueError:
-        return None
-    clean = redact_value(parsed)
-    if clean == parsed:
-        return text
-    return json.dumps(clean, ensure_ascii=False) + ("\n" if text.endswith("\n") else "")

@@ -26,11 +26,17 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any, Final
 
-from cortexmem.core.redact import redact, redact_event, redact_memory, redact_value
+from cortexmem.core.redact import (
+    redact,
+    redact_event,
+    redact_json_text,
+    redact_memory,
+    redact_value,
+)
 from cortexmem.model import Lesson, content_hash
 from cortexmem.store.protocols import Redacted
 from cortexmem.store.sqlite.lessons import search_text
@@ -312,24 +318,9 @@ def _plain(conn: sqlite3.Connection, table: str, key: str, columns: tuple[str, .
 def _text(table: str, column: str, value: Any) -> Any:
     if not isinstance(value, str) or not value:
         return value
-    clean = _as_json(value, redact_value)
+    clean = redact_json_text(value)
     if clean is None:
         clean = redact(value)
     if clean != value and (table, column) == ("lesson_history", "detail"):
         clean = clean[:HISTORY_CHARS]
     return clean
-
-
-def _as_json(value: str, fn: Callable[[Any], Any]) -> str | None:
-    """``value`` redacted as the JSON object or list it holds (None when it holds none), in
-    the same form when nothing in it changes."""
-    if value[:1] not in "[{":
-        return None
-    try:
-        parsed = json.loads(value)
-    except ValueError:
-        return None
-    clean = fn(parsed)
-    if clean == parsed:
-        return value
-    return json.dumps(clean, ensure_ascii=False)
