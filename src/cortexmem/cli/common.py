@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING, Any, NoReturn
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
@@ -13,6 +14,8 @@ from cortexmem.errors import CortexError
 
 if TYPE_CHECKING:
     from cortexmem.services.context import Scope
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def open_context(click_ctx: click.Context):  # -> services.context.Context
@@ -43,6 +46,18 @@ def confirm(question: str, yes: bool) -> bool:
     if not sys.stdin.isatty():
         refuse_without_tty("this")
     return click.confirm(question, default=False)
+
+
+def stores_option(purpose: str) -> Callable[[F], F]:
+    """``--scope all|project|global``: which stores a command works on (``purpose``: "to
+    redact", "to pass over")."""
+    return click.option(
+        "--scope",
+        type=click.Choice(["all", "project", "global"]),
+        default="all",
+        show_default=True,
+        help=f"Which stores {purpose}.",
+    )
 
 
 def scope_of(is_global: bool) -> Scope:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import click
 
+from cortexmem.cli.common import stores_option
+
 _VERBS = {
     "decayed": ("decayed", "would decay"),
     "archived": ("archived", "would be archived"),
@@ -17,13 +19,7 @@ _VERBS = {
 
 @click.command()
 @click.option("--dry-run", is_flag=True, help="Show what would change; change nothing.")
-@click.option(
-    "--scope",
-    type=click.Choice(["all", "project", "global"]),
-    default="all",
-    show_default=True,
-    help="Which stores to pass over.",
-)
+@stores_option("to pass over")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON report (every id).")
 @click.pass_context
 def lifecycle(click_ctx: click.Context, dry_run: bool, scope: str, as_json: bool) -> None:

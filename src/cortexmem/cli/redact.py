@@ -9,16 +9,12 @@ from typing import Any
 
 import click
 
+from cortexmem.cli.common import stores_option
+
 
 @click.command()
 @click.option("--dry-run", is_flag=True, help="Say what would change; change nothing.")
-@click.option(
-    "--scope",
-    type=click.Choice(["all", "project", "global"]),
-    default="all",
-    show_default=True,
-    help="Which stores to redact.",
-)
+@stores_option("to redact")
 @click.option("-y", "--yes", is_flag=True, help="Do not ask (for scripts).")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON report.")
 @click.pass_context
