@@ -4,8 +4,8 @@ JSONL is the lossless interchange format: a header line, then one record per lin
 before the edges that reference them, then events, then episodes (what was said) and the links
 between memories and the episodes they were drawn from (version 2), then lessons, each with its
 timeline, and the edges of the experience graph (version 3), then the tool calls observed and
-the sessions the learning loop knows (which were automated), what it learns from, and where
-the lifecycle stands with each memory (version 4). An older export lacks what came after it
+where the lifecycle stands with each memory (version 4), and the sessions the learning loop
+knows, which were automated (version 5). An older export lacks what came after it
 and is read as it is. Markdown is for people to read and is not imported.
 """
 
@@ -30,7 +30,7 @@ from cortexmem.model import (
 )
 
 FORMAT = "cortex-export"
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 RECORDS = (
     "memory", "edge", "event", "episode", "episode_link", "lesson", "lesson_edge", "observation",
     "session",
