@@ -643,7 +643,7 @@ def test_restating_is_judged_on_what_a_memory_states():
         return Memory(text, memory_type="pattern")
 
     assert restates(
-        m("Use SQLite in WAL mode"), m("We use SQLite WAL mode: sessions write at once")
+        m("Use SQLite in WAL mode"), m("Use SQLite in WAL mode: sessions write at once")
     )
     assert not restates(m("Run `pnpm dev` to start"), m("Run `pnpm install` to start"))
     assert not restates(m("Timeout is 30 s"), m("Timeout is 60 s"))
@@ -669,6 +669,17 @@ def test_restating_is_judged_on_what_a_memory_states():
         assert not restates(m(a), m(b)), (a, b)
     assert restates(m("Run the unit tests before pushing"), m("Run the unit test before pushing"))
     assert restates(m("Never commit secrets"), m("Don't commit secrets"))
+    # a third review: the small words that change a claim are not filler
+    for a, b in (
+        ("Copy the dump from staging to production", "Copy the dump to staging from production"),
+        ("Merging requires a review and green CI", "Merging requires a review or green CI"),
+        ("They use tabs in Makefiles", "We use tabs in Makefiles"),
+    ):
+        assert not restates(m(a), m(b)), (a, b)
+    from cortexmem.core.consolidation import fuller
+
+    nightly = m("Run tests in Docker container nightly")
+    assert fuller(m("Run tests in Docker container"), nightly) is nightly
 
 
 def test_interactive_accept_reject(ctx: Context, review_store, monkeypatch):

@@ -101,10 +101,10 @@ _NEGATIONS: Final = frozenset(
     "not no never none nothing nor without don't doesn't didn't isn't aren't wasn't weren't "
     "won't can't cannot shouldn't mustn't".split()
 )
-# Words too common to tell two statements apart.
+# Words too few to tell two statements apart: articles, "to be", pointers. Not "and" / "or",
+# "from" / "to", "we" / "they": each of those changes what is said.
 _FILLER: Final = frozenset(
-    "a an the and or of to in on at by for with from as is are was were be been this that "
-    "these those it its we our you your they their there here so then".split()
+    "a an the is are was were be been being this that these those it its".split()
 )
 _WORD: Final = re.compile(r"[a-z0-9']+")
 
@@ -129,6 +129,10 @@ def restates(a: Memory, b: Memory) -> bool:
     "forbidden", "run it" and "don't run it" alike, and each of them is two facts."""
     if specifics(a) != specifics(b):
         return False
-    said_a, said_b = _said(a.content), _said(b.content)
-    short, long = sorted((said_a, said_b), key=len)
+    short, long = sorted((_said(a.content), _said(b.content)), key=len)
     return bool(short) and long[: len(short)] == short
+
+
+def fuller(a: Memory, b: Memory) -> Memory:
+    """Of two memories one restates, the one that says more (by words, not characters)."""
+    return max((a, b), key=lambda m: (len(_said(m.content)), len(m.content)))

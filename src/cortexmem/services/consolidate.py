@@ -22,7 +22,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from cortexmem.core.consolidation import choose_keeper, consolidation_due, merged, restates
+from cortexmem.core.consolidation import (
+    choose_keeper,
+    consolidation_due,
+    fuller,
+    merged,
+    restates,
+)
 from cortexmem.errors import CortexError, NotFound
 from cortexmem.model import Edge, Memory
 from cortexmem.services.context import Context, Scope
@@ -310,8 +316,7 @@ class Review:
             pick = views[0]
             # the kept one says all the other did: the longer words win (one restating
             # another may go on with why or where)
-            longer = max((pick.keep, pick.other), key=lambda m: len(m.content))
-            self.accept_merge(pick, content=longer.content)
+            self.accept_merge(pick, content=fuller(pick.keep, pick.other).content)
         for view in self.suggestions():
             self.accept_edge(view)
 
