@@ -530,3 +530,26 @@ def test_the_middle_of_a_key_out_of_sight_of_both_its_lines_is_redacted():
     assert lines[11][:20] not in kept and "[REDACTED:" in kept
     three = "\n".join(lines[:3])
     assert redact(f"a\n{three}\nb") == f"a\n{three}\nb"  # not four: not the shape of a key
+
+
+def test_a_key_body_indented_or_in_openssh_lines_is_redacted():
+    """Quoted in a YAML value or a reply (indented), or an OpenSSH key (70 to a line): the
+    body rule's lines; what follows the body stays (a third review)."""
+    rows = [b64url(n).replace("-", "+").replace("_", "/") for n in (64,) * 7]
+    indented = "\n".join("    " + r for r in rows) + "\n    " + rows[0][:30] + "=="
+    out = redact(f"values:\n{indented}\nnext: 1\ndone")
+    assert not any(r[:20] in out for r in rows) and out.endswith("\nnext: 1\ndone")
+    openssh = "\n".join(b64url(70).replace("-", "+").replace("_", "/") for _ in range(6))
+    assert "[REDACTED:" in redact(openssh)
+
+
+@pytest.mark.parametrize(
+    "tag",
+    ["code:src/auth/token.py::refresh", "code:password.py::hash_password",
+     "code:api_key.py::ApiKey.get", "code:migrations/versions/3b2f1a9c7d4e_add_users.py::up"],
+)  # fmt: skip
+def test_a_code_marker_names_its_file_and_symbol_as_they_are(tag):
+    """ "token.py::refresh" read as a name given a value: the deleted function's memory was
+    never found again (a third review)."""
+    assert R.redact_tag(tag) == tag
+    assert "[REDACTED:github-token]" in R.redact_tag(f"doc:docs/{SECRETS['github-classic']}.md")

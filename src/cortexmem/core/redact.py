@@ -625,7 +625,10 @@ OWN_RULES: list[Rule] = [
         # from an offset, a window cut short): four or more lines of exactly 64 base64
         # characters, the PEM line, are a key's or a certificate's, not prose or code
         "key-body-lines",
-        r"(?m)^(?:[A-Za-z0-9+/]{64}\r?\n){3}[A-Za-z0-9+/]{64}(?:\r?\n[A-Za-z0-9+/=]{1,64})*+",
+        # (indented in YAML or a quote; 70 to a line in an OpenSSH key, 76 in MIME)
+        r"(?m)^[ \t]*(?:[A-Za-z0-9+/]{64,76}\r?\n[ \t]*){3}[A-Za-z0-9+/]{64,76}"
+        # and its last, shorter line: base64 to the end of the line, not a word that follows
+        r"(?:\r?\n[ \t]*[A-Za-z0-9+/]{16,76}={0,2}(?=[ \t]*(?:\r?\n|$)))*+",
         prefilter=lambda lower: len(lower) >= 4 * 64 and "\n" in lower,
     ),
     Rule(
@@ -929,18 +932,21 @@ _SHA_OR_UUID = re.compile(
 
 # Tags that name a file of the project (``model.DOCUMENT_TAG`` and the code index's).
 _PATH_MARKERS: Final = ("code:", "doc:")
+_MARKER_PARTS: Final = re.compile(r"(::|/|\\|(?<=^code):|(?<=^doc):)")
 
 
 def redact_tag(tag: str) -> str:
     """A tag as it may be stored. Tags are lower-cased later, so this runs on the tag as
     written; a long random-looking run the shape rules did not catch (an already lower-cased
     key) is redacted too, as tags are short words, not tokens. Git SHAs and UUIDs stay."""
-    tag = redact(tag)
     if tag.startswith(_PATH_MARKERS):
-        # a file's path (``code:migrations/versions/3b2f1a9c7d4e_add_users.py``,
-        # ``doc:db/migrate/20240101120000_x.md``): an id in a file's name is not a token,
-        # and the marker must name the file as it is, or its memories are never found again
-        return tag
+        # a file's path and a symbol in it (``code:src/auth/token.py::refresh``,
+        # ``code:migrations/versions/3b2f1a9c7d4e_add_users.py``): each part redacted alone,
+        # so "token.py::refresh" is not a name given a value and an id in a file's name not a
+        # token, yet a key in a path still goes; the marker must name the file as it is, or
+        # its memories are never found again
+        return "".join(redact(part) for part in _MARKER_PARTS.split(tag))
+    tag = redact(tag)
 
     def token(match: re.Match[str]) -> str:
         value = match.group(0)
