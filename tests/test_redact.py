@@ -553,3 +553,15 @@ def test_a_code_marker_names_its_file_and_symbol_as_they_are(tag):
     never found again (a third review)."""
     assert R.redact_tag(tag) == tag
     assert "[REDACTED:github-token]" in R.redact_tag(f"doc:docs/{SECRETS['github-classic']}.md")
+
+
+def test_a_json_value_is_redacted_by_its_key():
+    """In JSON a key and its value are separate strings, and a password is known by its
+    name: "DATABASE_PASSWORD": "Xk9mPq2vLz77Hq" was kept by a pass over each string alone
+    (a settings.json kept in a suggestion, a third review), and a name/value pair too."""
+    secret = "Xk9mPq2vLz77Hq"
+    assert secret not in (R.redact_json_text(f'{{"DATABASE_PASSWORD": "{secret}"}}') or "")
+    pair = redact_value({"env": [{"name": "AWS_SECRET_ACCESS_KEY", "value": secret}]})
+    assert secret not in repr(pair)
+    kept = {"max_tokens": "4096", "passwordHint": "your dog", "name": "db", "value": "postgres"}
+    assert redact_value(kept) == kept

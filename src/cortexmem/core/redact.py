@@ -972,10 +972,42 @@ def redact_value(value: Any) -> Any:
     if isinstance(value, str):
         return redact(value)
     if isinstance(value, dict):
-        return {redact(str(k)): redact_value(v) for k, v in value.items()}
+        out = {}
+        named = value.get("name", value.get("key"))  # {"name": "DB_PASSWORD", "value": …}
+        for k, v in value.items():
+            key = redact(str(k))
+            if isinstance(v, str) and k == "value" and isinstance(named, str):
+                out[key] = _named(named, v)
+            elif isinstance(v, str):
+                out[key] = _named(str(k), v)
+            else:
+                out[key] = redact_value(v)
+        return out
     if isinstance(value, list | tuple):
         return [redact_value(v) for v in value]
     return value
+
+
+# Keys of Cortex's own records and of most structured data that name an identifier, not a
+# secret: a lesson's "key" is a hash that makes two lessons one.
+_RECORD_KEYS: Final = frozenset({"key", "keys", "token", "tokens", "id"})
+
+
+def _named(name: str, value: str) -> str:
+    """``value`` redacted, and as the value of ``name`` when that names a secret: a key and
+    its value are separate strings in JSON, and a password is known by its name ("password":
+    "Xk9mPq2vLz77" says nothing on its own)."""
+    clean = redact(value)
+    if clean != value or name.lower() in _RECORD_KEYS or not _secret_name(name):
+        return clean
+    pair = json.dumps({name: value})
+    said = redact(pair)
+    if said == pair:
+        return clean
+    try:
+        return str(json.loads(said)[name])
+    except (ValueError, KeyError, TypeError):
+        return MARK.format("assignment")
 
 
 def redact_json_text(text: str) -> str | None:
