@@ -138,6 +138,13 @@ SEED_ROWS = {
         "'2025-01-01T00:00:00.000000Z', '2025-01-01T00:00:00.000000Z', 'h19', "
         '\'["doc:/home/me/gpu/status.md", "event:decision", "kernels"]\')',
     ],
+    20: [
+        "INSERT INTO memories (id, content, memory_type, category, confidence, priority, "
+        "source_type, created_at, updated_at, content_hash, tags) VALUES ('m-old-20', "
+        "'Session cookies expire after a day', 'gotcha', 'project', 0.9, 6, 'manual', "
+        "'2025-01-01T00:00:00.000000Z', '2025-01-01T00:00:00.000000Z', 'h20', "
+        '\'["area:auth", "team:backend"]\')',
+    ],
 }
 
 
@@ -221,12 +228,25 @@ def test_the_word_search_reads_a_persons_tags_not_cortexs_markers(tmp_path: Path
             return [h.memory.id for h in store.search_text(words, MemoryFilter(), 5, "project")]
 
         assert found("home status") == [] and found("kernels") == ["m-old-19"]
-        new, _ = store.add_memory(Memory("Warps of 32", tags=("doc:/home/me/x.md", "gpu")))
+        new, _ = store.add_memory(
+            Memory("Warps of 32", tags=("doc:/home/me/x.md", "gpu", "area:kernels"))
+        )
         assert found("home") == [] and found("gpu") == [new.id]
+        assert found("area") == [new.id]  # a person's tag with a colon is searched (0020)
         store.replace_tagged("gpu", [Memory("Warps of 64 on this card")], [])
         store.set_status(new.id, "archived")
         store.run(lambda conn: conn.execute(
             "INSERT INTO memories_fts (memories_fts) VALUES ('integrity-check')"))  # fmt: skip
+
+
+def test_the_marker_list_is_the_models():
+    """The migration's SQL holds the markers the code files memories under."""
+    from cortexmem.model import TAG_MARKERS
+    from cortexmem.store.migrations.loader import all_migrations
+
+    sql = all_migrations()[19].sql
+    assert all(f"'{marker}'" in sql for marker in TAG_MARKERS)
+    assert sql.count("'digest:'") == 5
 
 
 def test_what_documents_listed_is_taken_from_the_events_a_store_already_has(tmp_path: Path):

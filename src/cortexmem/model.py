@@ -31,6 +31,9 @@ MEMORY_STATUSES: Final = ("active", "superseded", "archived", "pruned")
 # The tag of a decision a project document lists: ``doc:`` and the document's path, by which a
 # later version of the document withdraws what it no longer says.
 DOCUMENT_TAG: Final = "doc:"
+# The prefixes of the tags Cortex files a memory under (its markers, not a person's words):
+# the word search leaves them out (migration 0020 holds the same list).
+TAG_MARKERS: Final = ("event:", "layer:", "doc:", "code:", "lang:", "role:", "kind:", "digest:")
 
 
 class Listing(NamedTuple):
