@@ -354,3 +354,35 @@ def test_what_the_learning_loop_keeps_is_redacted_too(repo: Path):
     with sqlite3.connect(repo / ".cortex" / "cortex.db") as conn:
         (key,) = conn.execute("SELECT key FROM instincts").fetchone()
     assert key.startswith("chain:Read>mcp__vault_[REDACTED")
+
+
+def test_a_log_rotated_while_it_is_redacted_keeps_its_lines_and_no_secret(
+    tmp_path: Path, monkeypatch
+):
+    """A hook rotates the log (over 1 MB) while `cortex redact` rewrites it: the rotation
+    waits for the rewrite and finds the log replaced (and smaller), so no copy keeps a secret
+    and the hook's line is in the new log (a third review: 138 secrets left in cortex.log.1,
+    the hook's line gone)."""
+    import threading
+    import time
+
+    import cortexmem.services.redaction as service
+    from cortexmem.project.log import MAX_LOG_BYTES, log_line
+
+    log = tmp_path / "cortex.log"
+    line = f"2026-01-01T00:00:00Z hook saw Bearer {TOKEN}\n"
+    log.write_text(line * (MAX_LOG_BYTES // len(line) + 10))
+    hook = threading.Thread(target=log_line, args=(log, "the hook's line"))
+    real = service.write_atomic
+
+    def slow_write(path, text, **kw):
+        hook.start()  # it finds the log over 1 MB and rotates, while this holds it
+        time.sleep(0.05)
+        return real(path, text, **kw)
+
+    monkeypatch.setattr(service, "write_atomic", slow_write)
+    assert redact_file(log, apply=True) > 100
+    hook.join()
+    rotated = log.with_name("cortex.log.1")
+    kept = log.read_text() + (rotated.read_text() if rotated.exists() else "")
+    assert TOKEN not in kept and log.read_text().rstrip().endswith("the hook's line")

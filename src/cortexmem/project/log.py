@@ -46,7 +46,7 @@ def log_line(path: Path, message: str, tag: str | None = None) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         if path.exists() and path.stat().st_size > MAX_LOG_BYTES:
-            os.replace(path, path.with_name(path.name + ".1"))
+            rotate(path)
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         text = escape(message)[:MAX_MESSAGE_CHARS]
         tag = escape(tag) if tag else None
@@ -64,7 +64,7 @@ def append_line(path: Path, data: bytes, tries: int = 3) -> None:
     for _ in range(tries):
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
-            if _lock_shared(fd) and not _still_named(fd, path):
+            if _lock_shared(fd) and not still_named(fd, path):
                 continue  # renamed over while this waited: the name is another file now
             os.write(fd, data)
             return
@@ -73,7 +73,33 @@ def append_line(path: Path, data: bytes, tries: int = 3) -> None:
     raise OSError(f"{path} kept being replaced while a line was appended")
 
 
-def _still_named(fd: int, path: Path) -> bool:
+def rotate(path: Path) -> None:
+    """Move the log to ``<name>.1`` holding both files exclusively: ``cortex redact`` may be
+    rewriting either by a rename, and a rotation between its read and its rename lost lines
+    and left secrets in the rotated copy. Another process that rotated first leaves nothing
+    to do."""
+    rotated = path.with_name(path.name + ".1")
+    held = []
+    try:
+        for name in (path, rotated):
+            try:
+                fd = os.open(name, os.O_RDONLY)
+            except FileNotFoundError:
+                if name == path:
+                    return
+                continue
+            held.append(fd)
+            lock_file(fd, exclusive=True)
+            if not still_named(fd, name):
+                return  # replaced while this waited: someone else rotated or rewrote it
+        if os.fstat(held[0]).st_size > MAX_LOG_BYTES:
+            os.replace(path, rotated)
+    finally:
+        for fd in held:
+            os.close(fd)
+
+
+def still_named(fd: int, path: Path) -> bool:
     try:
         return os.fstat(fd).st_ino == os.stat(path).st_ino
     except OSError:
@@ -82,11 +108,17 @@ def _still_named(fd: int, path: Path) -> bool:
 
 def _lock_shared(fd: int) -> bool:
     """Take a shared lock on ``fd`` (False where there are no such locks)."""
+    return lock_file(fd, exclusive=False)
+
+
+def lock_file(fd: int, *, exclusive: bool) -> bool:
+    """Lock ``fd`` shared or exclusively (``flock``, released with the descriptor); False
+    where there are no such locks (not POSIX)."""
     try:
         import fcntl
     except ImportError:  # not POSIX
         return False
-    fcntl.flock(fd, fcntl.LOCK_SH)
+    fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
     return True
 
 

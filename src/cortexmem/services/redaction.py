@@ -20,6 +20,7 @@ from typing import Final
 from cortexmem.core.redact import MARK, redact, redact_json_text
 from cortexmem.errors import CortexError
 from cortexmem.project.files import write_atomic
+from cortexmem.project.log import lock_file, still_named
 from cortexmem.store.protocols import BackupStore, Redacted
 
 # The text files Cortex itself writes in a data folder, by suffix; ``cortex.log.1`` is the
@@ -62,7 +63,13 @@ def redact_scope(store: BackupStore, data_dir: Path, *, apply: bool) -> Redactio
             backups.append((backup, store.redact_backup(backup, apply=apply)))
         except CortexError as exc:  # damaged, or not a store: left as it is, and said
             unreadable.append((backup, str(exc)))
-    files = [(path, n) for path in text_files(data_dir) if (n := redact_file(path, apply=apply))]
+    # twice over: a log rotated while this ran leaves a file the first listing did not have
+    found: dict[Path, int] = {}
+    for _ in range(2):
+        for path in text_files(data_dir):
+            if path not in found:
+                found[path] = redact_file(path, apply=apply)
+    files = [(path, n) for path, n in found.items() if n]
     return RedactionReport(done, tuple(backups), tuple(unreadable), tuple(files))
 
 
@@ -90,11 +97,26 @@ def redact_file(path: Path, *, apply: bool) -> int:
     Hooks append to the log while this runs (``project.log.append_line``): they wait while it
     holds the file, then append to the new one; what a writer that takes no lock appended to
     the old file until it is quiet is carried over (redacted), so no line is lost."""
+    for _ in range(3):
+        try:
+            return _redact_file(path, apply)
+        except _Replaced:  # rotated or rewritten while this waited for it: read it again
+            continue
+    return 0
+
+
+class _Replaced(Exception):
+    pass
+
+
+def _redact_file(path: Path, apply: bool) -> int:
     try:
         if path.stat().st_size > MAX_FILE_BYTES:
             return 0
         with path.open("rb") as old:
-            _lock_exclusive(old.fileno())  # appenders wait, then append to the new file
+            # appenders wait, then append to the new file; a rotation waits too
+            if lock_file(old.fileno(), exclusive=True) and not still_named(old.fileno(), path):
+                raise _Replaced
             text = old.read().decode("utf-8")
             clean = _redacted_text(path, text)
             if clean == text:
@@ -119,14 +141,6 @@ def redact_file(path: Path, *, apply: bool) -> int:
             return found
     except (OSError, UnicodeDecodeError):
         return 0
-
-
-def _lock_exclusive(fd: int) -> None:
-    try:
-        import fcntl
-    except ImportError:  # not POSIX: the quiet looks below are all there is
-        return
-    fcntl.flock(fd, fcntl.LOCK_EX)
 
 
 def _unlock(fd: int) -> None:
