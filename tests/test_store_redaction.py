@@ -279,7 +279,7 @@ def test_an_appender_paused_across_a_rewrite_keeps_its_line(tmp_path: Path, monk
     log = tmp_path / "cortex.log"
     log.write_text(f"old line {TOKEN}\n")
     paused = threading.Event()
-    name = "_lock_shared" if pause == "before its lock" else "_still_named"
+    name = "_lock_shared" if pause == "before its lock" else "still_named"
     original = getattr(project_log, name)
 
     def slow(*args):
