@@ -131,3 +131,13 @@ def log_tail(path: Path, size: int = 4096) -> str:
             return handle.read().decode("utf-8", "replace")
     except OSError:
         return ""
+
+
+def unlock_file(fd: int) -> None:
+    """Release ``lock_file``'s lock before the descriptor is closed (no-op where there are no
+    such locks)."""
+    try:
+        import fcntl
+    except ImportError:
+        return
+    fcntl.flock(fd, fcntl.LOCK_UN)

@@ -20,7 +20,7 @@ from typing import Final
 from cortexmem.core.redact import MARK, redact, redact_json_text
 from cortexmem.errors import CortexError
 from cortexmem.project.files import write_atomic
-from cortexmem.project.log import lock_file, still_named
+from cortexmem.project.log import lock_file, still_named, unlock_file
 from cortexmem.store.protocols import BackupStore, Redacted
 
 # The text files Cortex itself writes in a data folder, by suffix; ``cortex.log.1`` is the
@@ -125,7 +125,7 @@ def _redact_file(path: Path, apply: bool) -> int:
             if not apply:
                 return found
             write_atomic(path, clean)
-            _unlock(old.fileno())  # the waiting appenders find the new file
+            unlock_file(old.fileno())  # the waiting appenders find the new file
             # What a hook appends to the old file, having opened it before the rename took its
             # place; such a writer is done within microseconds: two quiet looks end it.
             quiet = 0
@@ -141,14 +141,6 @@ def _redact_file(path: Path, apply: bool) -> int:
             return found
     except (OSError, UnicodeDecodeError):
         return 0
-
-
-def _unlock(fd: int) -> None:
-    try:
-        import fcntl
-    except ImportError:
-        return
-    fcntl.flock(fd, fcntl.LOCK_UN)
 
 
 LATE_LOOKS: Final = 2
