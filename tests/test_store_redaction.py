@@ -12,12 +12,13 @@ import pytest
 from click.testing import CliRunner
 
 import cortexmem.core.redact as redaction_rules
+import cortexmem.services.redaction as redaction_service
 from cortexmem.cli.app import cli
 from cortexmem.hosts.claude_code.reader import READER
 from cortexmem.model import Episode, Memory
 from cortexmem.services.context import Context
 from cortexmem.services.ingest import ingest
-from cortexmem.services.redaction import redact_file, text_files
+from cortexmem.services.redaction import FileLeft, redact_file, text_files
 
 SAMPLE = (
     Path(__file__).parent.parent
@@ -311,6 +312,41 @@ def test_a_key_block_in_a_report_is_redacted_whole(tmp_path: Path):
                       "-----END RSA PRIVATE KEY-----\n")  # fmt: skip
     assert redact_file(report, apply=True) == 1
     assert "x7Qz" not in report.read_text() and report.read_text().startswith("# Dream")
+
+
+def test_a_log_with_bytes_that_are_not_utf8_is_redacted_around_them(tmp_path: Path):
+    """A log line a crashed writer cut mid-character made the whole log unreadable as UTF-8,
+    and the log was skipped with its secrets: now the odd bytes stay as they were."""
+    log = tmp_path / "cortex.log"
+    log.write_bytes(b"caf\xe9 cut here\n" + f"hook failed: {TOKEN}\n".encode())
+    assert redact_file(log, apply=True) == 1
+    assert log.read_bytes() == b"caf\xe9 cut here\nhook failed: [REDACTED:github-token]\n"
+
+
+def test_a_file_that_cannot_be_checked_is_named_with_why(older_store: Path, monkeypatch):
+    """A file too big to be Cortex's, or one another process kept replacing, was passed over
+    in silence; the person is told which file still holds what it held, and why."""
+    data = older_store / ".cortex"
+    (data / "reports").mkdir()
+    big = data / "reports" / "huge.txt"
+    big.write_text(f"{TOKEN}\n")
+    monkeypatch.setattr(redaction_service, "MAX_FILE_BYTES", 10)
+    with pytest.raises(FileLeft, match="more than any file Cortex writes"):
+        redact_file(big, apply=True)
+    report = json.loads(cortex(older_store, "redact", "--yes", "--json").stdout)
+    left = report["stores"]["project"]["left"]
+    assert set(left) >= {str(big), str(data / "cortex.log")}
+    text = cortex(older_store, "redact", "--dry-run").stdout
+    assert f"{big} not checked, a secret in it stays:" in text
+
+
+def test_a_file_replaced_at_every_look_is_named_too(tmp_path: Path, monkeypatch):
+    log = tmp_path / "cortex.log"
+    log.write_text(f"{TOKEN}\n")
+    monkeypatch.setattr(redaction_service, "still_named", lambda fd, path: False)
+    with pytest.raises(FileLeft, match="replaced it each time"):
+        redact_file(log, apply=True)
+    assert TOKEN in log.read_text()
 
 
 def test_the_briefing_claude_code_reads_is_written_again(older_store: Path, monkeypatch):

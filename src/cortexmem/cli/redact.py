@@ -96,6 +96,8 @@ def _print(scope: str, report: Any, dry_run: bool) -> None:
         click.echo(f"  backup {path.name} left as it is: {why}")
     for path, n in report.files:
         click.echo(f"  {path.name}: {plural(n, 'secret')} {'found' if dry_run else 'redacted'}")
+    for path, why in report.left:
+        click.echo(f"  {path} not checked, a secret in it stays: {why}")
 
 
 def _republish(ctx: Any) -> bool:
@@ -124,6 +126,7 @@ def _as_dict(report: Any) -> dict[str, Any]:
         "backups": {str(p): counts(d) for p, d in report.backups},
         "unreadable": {str(p): why for p, why in report.unreadable},
         "files": {str(p): n for p, n in report.files},
+        "left": {str(p): why for p, why in report.left},
     }
 
 

@@ -13,7 +13,9 @@ from pathlib import Path
 STALE_TMP_SECONDS = 60.0
 
 
-def write_atomic(path: str | Path, text: str, *, private: bool = False) -> bool:
+def write_atomic(
+    path: str | Path, text: str, *, private: bool = False, errors: str = "strict"
+) -> bool:
     """Replace ``path`` (its symlink target, if it is one) with ``text`` in one rename, keeping
     the file's permissions; ``False``, and nothing written, when it already held exactly that.
 
@@ -21,12 +23,15 @@ def write_atomic(path: str | Path, text: str, *, private: bool = False) -> bool:
     and an existing one loses any group/other access. Otherwise a new file gets what open()
     would give it (the umask), like every file of the repository.
 
+    ``errors``: how text that is not UTF-8 is written (``"surrogateescape"`` gives back the
+    bytes a file read with it held).
+
     The temporary file is ``.<name>.<random>.tmp`` beside the target; one left behind by a
     killed writer (older than a minute) is removed by the next write of the same file."""
     path = Path(path)
     real = path.resolve() if path.is_symlink() else path
     with contextlib.suppress(OSError, UnicodeDecodeError):
-        if real.read_text(encoding="utf-8") == text:
+        if real.read_text(encoding="utf-8", errors=errors) == text:
             return False
     import tempfile
 
@@ -45,7 +50,7 @@ def write_atomic(path: str | Path, text: str, *, private: bool = False) -> bool:
     _remove_stale_temporaries(real)
     fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".tmp", dir=real.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
+        with os.fdopen(fd, "w", encoding="utf-8", errors=errors, newline="\n") as out:
             out.write(text)
             out.flush()
             os.fsync(out.fileno())

@@ -38,12 +38,15 @@ MARK_START: Final = MARK.split("{")[0]
 @dataclass(frozen=True)
 class RedactionReport:
     """What ``redact_scope`` changed (or would): the store, each backup by path (or why it
-    could not be read), and each text file with the number of secrets found in it."""
+    could not be read), each text file with the number of secrets found in it, and each text
+    file left as it was, with why."""
 
     store: Redacted
     backups: tuple[tuple[Path, Redacted], ...] = ()
     unreadable: tuple[tuple[Path, str], ...] = ()
     files: tuple[tuple[Path, int], ...] = ()
+    # Cortex's text files this could not check, and why: a secret in one is still there.
+    left: tuple[tuple[Path, str], ...] = ()
 
     @property
     def changed(self) -> int:
@@ -65,12 +68,20 @@ def redact_scope(store: BackupStore, data_dir: Path, *, apply: bool) -> Redactio
             unreadable.append((backup, str(exc)))
     # twice over: a log rotated while this ran leaves a file the first listing did not have
     found: dict[Path, int] = {}
+    left: dict[Path, str] = {}
     for _ in range(2):
         for path in text_files(data_dir):
-            if path not in found:
+            if path in found:
+                continue
+            try:
                 found[path] = redact_file(path, apply=apply)
+                left.pop(path, None)
+            except FileLeft as exc:
+                left[path] = exc.why
     files = [(path, n) for path, n in found.items() if n]
-    return RedactionReport(done, tuple(backups), tuple(unreadable), tuple(files))
+    return RedactionReport(
+        done, tuple(backups), tuple(unreadable), tuple(files), tuple(left.items())
+    )
 
 
 def text_files(data_dir: Path) -> list[Path]:
@@ -91,8 +102,10 @@ def redact_file(path: Path, *, apply: bool) -> int:
     """How many secrets today's rules find in ``path`` (at least 1 when anything changes);
     with ``apply``, the file is rewritten in one rename, keeping its mode. A JSON file, and
     each line of a JSON Lines file or log, is redacted as JSON (each string in it) when it is
-    JSON, so it stays readable; other text is redacted whole (a key block spans lines). A
-    file that is not UTF-8 text, or too big to be one of Cortex's, is left alone.
+    JSON, so it stays readable; other text is redacted whole (a key block spans lines). Bytes
+    that are not UTF-8 are kept as they were around what is redacted. ``FileLeft`` says why a
+    file could not be checked (unreadable, too big to be one of Cortex's, or replaced by
+    another process each time it was read): a secret in it is still there.
 
     Hooks append to the log while this runs (``project.log.append_line``): they wait while it
     holds the file, then append to the new one; what a writer that takes no lock appended to
@@ -102,7 +115,19 @@ def redact_file(path: Path, *, apply: bool) -> int:
             return _redact_file(path, apply)
         except _Replaced:  # rotated or rewritten while this waited for it: read it again
             continue
-    return 0
+        except FileNotFoundError:  # rotated away (its new name is listed on the next look)
+            return 0
+        except OSError as exc:
+            raise FileLeft(exc.strerror or str(exc)) from exc
+    raise FileLeft("another process replaced it each time it was read; run cortex redact again")
+
+
+class FileLeft(Exception):
+    """A text file ``redact_file`` could not check; ``why`` says why, for the person."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
 
 
 class _Replaced(Exception):
@@ -110,37 +135,35 @@ class _Replaced(Exception):
 
 
 def _redact_file(path: Path, apply: bool) -> int:
-    try:
-        if path.stat().st_size > MAX_FILE_BYTES:
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise FileLeft(f"{size // (1024 * 1024)} MB, more than any file Cortex writes")
+    with path.open("rb") as old:
+        # appenders wait, then append to the new file; a rotation waits too
+        if lock_file(old.fileno(), exclusive=True) and not still_named(old.fileno(), path):
+            raise _Replaced
+        text = old.read().decode("utf-8", "surrogateescape")
+        clean = _redacted_text(path, text)
+        if clean == text:
             return 0
-        with path.open("rb") as old:
-            # appenders wait, then append to the new file; a rotation waits too
-            if lock_file(old.fileno(), exclusive=True) and not still_named(old.fileno(), path):
-                raise _Replaced
-            text = old.read().decode("utf-8")
-            clean = _redacted_text(path, text)
-            if clean == text:
-                return 0
-            found = max(1, _marks(clean) - _marks(text))
-            if not apply:
-                return found
-            write_atomic(path, clean)
-            unlock_file(old.fileno())  # the waiting appenders find the new file
-            # What a hook appends to the old file, having opened it before the rename took its
-            # place; such a writer is done within microseconds: two quiet looks end it.
-            quiet = 0
-            while quiet < LATE_LOOKS:
-                late = old.read()
-                if not late:
-                    quiet += 1
-                    time.sleep(LATE_WAIT)
-                    continue
-                quiet = 0
-                with path.open("a", encoding="utf-8") as new:
-                    new.write(_redacted_text(path, late.decode("utf-8", "replace")))
+        found = max(1, _marks(clean) - _marks(text))
+        if not apply:
             return found
-    except (OSError, UnicodeDecodeError):
-        return 0
+        write_atomic(path, clean, errors="surrogateescape")
+        unlock_file(old.fileno())  # the waiting appenders find the new file
+        # What a hook appends to the old file, having opened it before the rename took its
+        # place; such a writer is done within microseconds: two quiet looks end it.
+        quiet = 0
+        while quiet < LATE_LOOKS:
+            late = old.read()
+            if not late:
+                quiet += 1
+                time.sleep(LATE_WAIT)
+                continue
+            quiet = 0
+            with path.open("a", encoding="utf-8", errors="surrogateescape") as new:
+                new.write(_redacted_text(path, late.decode("utf-8", "surrogateescape")))
+        return found
 
 
 LATE_LOOKS: Final = 2
