@@ -5,6 +5,7 @@ The secret values are generated at run time, so no real-looking credential sits 
 
 from __future__ import annotations
 
+import json
 import random
 import re
 import string
@@ -565,3 +566,41 @@ def test_a_json_value_is_redacted_by_its_key():
     assert secret not in repr(pair)
     kept = {"max_tokens": "4096", "passwordHint": "your dog", "name": "db", "value": "postgres"}
     assert redact_value(kept) == kept
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        {"Name": "DB_PASSWORD", "Value": "{s}"},  # an ECS task's environment
+        {"ParameterKey": "DbPassword", "ParameterValue": "{s}"},  # a CloudFormation parameter
+        {"password": ["{s}"]},
+        {"api_keys": {"prod": "{s}", "name": "stripe"}},
+        {"secrets": [{"name": "db", "value": "{s}"}]},
+        {"token": "{s}"},
+    ],
+)
+def test_a_json_secret_is_known_by_the_nearest_key_that_names_it(record):
+    """A fourth review: a capitalised Name/Value pair, a list or an object under a secret's
+    key, and a plain "token" kept their secret through a pass over JSON."""
+    secret = "Xk9mPq2vLz77Hq"
+    planted = json.loads(json.dumps(record).replace("{s}", secret))
+    assert secret not in json.dumps(redact_value(planted))
+
+
+def test_what_names_no_secret_stays_under_a_key_that_does():
+    kept = {
+        "api_keys": {"name": "stripe", "url": "https://api.stripe.com", "expires": "2026-12"},
+        "environment": [{"Name": "LOG_LEVEL", "Value": "debug"}],
+        "key": "3f2a9c8b7d6e5f40",  # a lesson's key: a hash that makes two lessons one
+        "token": "12:40:3|5:6:7",  # a store's token, as the briefing cache keeps it
+    }
+    assert redact_value(kept) == kept
+
+
+def test_a_session_named_by_its_uuid_is_an_identifier_not_a_secret():
+    """How Claude Code names a session: under "session" it was taken for a session cookie,
+    and a lesson's list of sessions lost them on export (a fourth review)."""
+    uuid = "0a93878f-dc30-4a5d-882f-3cd81cd3d499"
+    assert redact(f'session = "{uuid}"') == f'session = "{uuid}"'
+    assert redact_value({"sessions": [uuid]}) == {"sessions": [uuid]}
+    assert "eyJhbGci" not in redact("session=eyJhbGciOiJIUzI1NiJ9abcdefXYZ123")

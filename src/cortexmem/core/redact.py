@@ -319,7 +319,11 @@ _ADDRESS_OF = re.compile(r"&[A-Za-z_][\w.]*")
 _OPENING = re.compile(r"[(\[]")
 _RAW_PREFIX = re.compile(r"(?<!\w)[bB]?[rR][bB]?$")
 _ONLY_SESSION = re.compile(r"(?i)[\w.-]*?sessions?(?:[_.-]?(?:id|ids|name))?")
-_SESSION_LIKE = re.compile(r"\d{4}-\d{2}-\d{2}(?:-[A-Za-z0-9]{1,40})?")
+# A date-led session id, or a UUID: how Claude Code names a session (its transcript's file
+# name), an identifier, not a credential.
+_SESSION_LIKE = re.compile(
+    r"\d{4}-\d{2}-\d{2}(?:-[A-Za-z0-9]{1,40})?|(?i:[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12})"
+)
 # setup-uv-1-x86_64-unknown-linux-gnu-f6c65b…: lower-case words and numbers, a hash at the end
 _CACHE_KEY = re.compile(r"[a-z][a-z0-9_.]*(?:-[a-z0-9_.]+){2,}-[0-9a-f]{8,}")
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
@@ -342,8 +346,8 @@ def _a_word(identifier: str) -> bool:
 
 
 def _a_session_ref(value: str) -> bool:
-    """A date-led session id (``2025-12-10-xyz789``) or a ref made of words
-    (``entire/sessions:entire/sessions``)."""
+    """A date-led session id (``2025-12-10-xyz789``), a session's UUID, or a ref made of
+    words (``entire/sessions:entire/sessions``)."""
     if _SESSION_LIKE.fullmatch(value):
         return True
     refs = [part for part in value.split("/") if part]
@@ -965,32 +969,66 @@ def redact_tag(tag: str) -> str:
     return _TOKENISH.sub(token, tag)
 
 
-def redact_value(value: Any) -> Any:
+def redact_value(value: Any, *, within: str | None = None) -> Any:
     """``value`` (JSON-like: dicts, lists, strings, numbers) with every string redacted, keys
     included: event payloads, the extractor's pending state and quarantined records are
-    stored as they are, so what is saved anywhere is redacted first."""
+    stored as they are, so what is saved anywhere is redacted first. A string is also judged
+    as the value of the key it is under, the nearest that says what it is (``within``: a list
+    or an object under ``"passwords"`` holds passwords)."""
     if isinstance(value, str):
-        return redact(value)
+        return redact(value) if within is None else _named(within, value)
     if isinstance(value, dict):
         out = {}
-        named = value.get("name", value.get("key"))  # {"name": "DB_PASSWORD", "value": …}
+        named = _pair_name(value)  # {"Name": "DB_PASSWORD", "Value": …}
         for k, v in value.items():
             key = redact(str(k))
-            if isinstance(v, str) and k == "value" and isinstance(named, str):
-                out[key] = _named(named, v)
-            elif isinstance(v, str):
-                out[key] = _named(str(k), v)
+            name = str(k)
+            if named is not None and name.lower() in _PAIR_VALUES:
+                name = named if within is None or _secret_name(named) else within
+            elif within is not None and not _NOT_A_SECRET_NAME.search(name.strip("\"'-")):
+                name = name if _secret_name(name) else within  # {"api_keys": {"prod": …}}
+            if isinstance(v, str):
+                out[key] = _named(name, v)
             else:
-                out[key] = redact_value(v)
+                out[key] = redact_value(v, within=name if _holds_secrets(name) else None)
         return out
     if isinstance(value, list | tuple):
-        return [redact_value(v) for v in value]
+        return [redact_value(v, within=within) for v in value]
     return value
+
+
+# What a list or an object under a name holds when the name says secrets: passwords, tokens,
+# keys, credentials; not a session or a signature (an object under "worktreeSession" holds
+# its ids).
+_HOLDS_SECRETS: Final = re.compile(r"(?i)credential|creds$")
+
+
+def _holds_secrets(name: str) -> bool:
+    return _secret_name(name) and bool(
+        _NAME_HAS_SECRET.search(name)
+        or _HOLDS_SECRETS.search(name)
+        or _NAME_IS_PASSWORD.search(name)
+    )
+
+
+# A name/value pair: how settings and environments are written as JSON (an ECS task's
+# environment, a CloudFormation parameter, a Kubernetes env entry).
+_PAIR_NAMES: Final = ("name", "key", "parametername", "parameterkey", "optionname")
+_PAIR_VALUES: Final = frozenset({"value", "parametervalue", "optionvalue"})
+
+
+def _pair_name(record: dict[Any, Any]) -> str | None:
+    lower = {str(k).lower(): v for k, v in record.items()}
+    if not _PAIR_VALUES & lower.keys():
+        return None
+    return next((v for k in _PAIR_NAMES if isinstance(v := lower.get(k), str)), None)
 
 
 # Keys of Cortex's own records and of most structured data that name an identifier, not a
 # secret: a lesson's "key" is a hash that makes two lessons one.
-_RECORD_KEYS: Final = frozenset({"key", "keys", "token", "tokens", "id"})
+_RECORD_KEYS: Final = frozenset({"key", "keys", "id"})
+# A store's token (the briefing cache keeps one): counters, not a secret.
+_STORE_TOKEN: Final = re.compile(r"[0-9:|-]+")
 
 
 def _named(name: str, value: str) -> str:
@@ -999,6 +1037,8 @@ def _named(name: str, value: str) -> str:
     "Xk9mPq2vLz77" says nothing on its own)."""
     clean = redact(value)
     if clean != value or name.lower() in _RECORD_KEYS or not _secret_name(name):
+        return clean
+    if name.lower() in ("token", "tokens") and _STORE_TOKEN.fullmatch(value):
         return clean
     pair = json.dumps({name: value})
     said = redact(pair)
