@@ -55,6 +55,17 @@ def test_remember_recall_get(run):
     assert "decision" in run("recall", "uv").stdout
 
 
+def test_a_tag_that_starts_like_cortexs_own_markers_is_refused_with_a_way_out(run):
+    """Word search leaves Cortex's markers (role:, kind:, code:…) out: a person's
+    "role:backend" was stored and never found by its words (a fourth review)."""
+    out = run("remember", "-T", "role:backend", "API gateway owns rate limits", code=1).output
+    assert "'role:backend' starts like one of Cortex's own markers" in out
+    assert "'role-backend'" in out and "No memory store" not in out
+    mid = remember(run, "API gateway owns rate limits", "-T", "role-backend", "-T", "team:api")
+    found = json.loads(run("recall", "--json", "backend").stdout)
+    assert found[0]["memory"]["id"] == mid
+
+
 def test_remember_reads_stdin(run):
     text = "Multi-line note\nfrom a pipe: keep CHANGELOG entries short.\n"
     out = json.loads(run("remember", "--json", "-t", "pattern", "-", input=text).stdout)

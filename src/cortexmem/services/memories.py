@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from cortexmem.core.redact import redact_tag
 from cortexmem.core.text import summarise
 from cortexmem.errors import CortexError, NotFound
-from cortexmem.model import Edge, Memory, SourceContext
+from cortexmem.model import TAG_MARKERS, Edge, Memory, SourceContext
 from cortexmem.services.context import SCOPES, Context, Scope
 
 _ID_CHARS = re.compile(r"^[0-9a-z-]+$")
@@ -47,6 +47,14 @@ def remember(
     content = text.strip()
     if not content:
         raise CortexError("nothing to remember: the text is empty")
+    reserved = [t for t in tags if t.strip().lower().startswith(TAG_MARKERS)]
+    if reserved:
+        # the word search leaves Cortex's markers out: such a tag would never be found
+        raise CortexError(
+            f"tag {reserved[0].strip()!r} starts like one of Cortex's own markers "
+            f"({', '.join(TAG_MARKERS)}), which word search leaves out; name it otherwise "
+            f"(e.g. {reserved[0].strip().replace(':', '-', 1)!r})"
+        )
     current, commit = ctx.paths.branch_and_commit()
     if branch is None or branch == current:
         branch = current
