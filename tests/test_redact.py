@@ -207,6 +207,11 @@ def test_private_key_blocks_whole_and_truncated():
         ("--- PASS: Test1234", "Test1234"),  # no duration: not Go's report
         ("--- PASS: TestLogin/sk_9fA3kQ2LmZx8Rt", "sk_9fA3kQ2LmZx8Rt"),
         ('client_secret: "Zk3QxP9vLm2RtY8wBn4cJd7h (rotated 2024-05)"', "Zk3QxP9vLm2RtY8w"),
+        # Oracle's user/password before the connect identifier (a fourth review)
+        ("sqlplus -s system/Xk9mPq2vLz@//db:1521/XE @run.sql", "Xk9mPq2vLz"),
+        ("expdp userid=system/Oracle_123@pdb1 directory=dp", "Oracle_123"),
+        ("SQL> conn sys/Adm1n#2024 as sysdba", "Adm1n#2024"),
+        ("rman target sys/Rm4n_pw@cdb", "Rm4n_pw"),
     ],
 )
 def test_passwords_in_urls_assignments_headers_and_flags(text, secret):
@@ -289,6 +294,8 @@ def test_passwords_in_urls_assignments_headers_and_flags(text, secret):
         'auth=HTTPBasicAuth(user, password); auth = ("bob", os.environ["PW"])',
         'dsn := "root:@tcp(127.0.0.1:3306)/app"',
         "- Signature: `flatten(nested: list) -> list`",
+        "sqlplus / as sysdba; rman target /",
+        "connect the src/Foo2 module; we connect src/a.py@v2 to b",
     ],
 )
 def test_look_alikes_survive(text):

@@ -488,6 +488,17 @@ OWN_RULES: list[Rule] = [
         check=_password_check,
     ),
     Rule(
+        # Oracle's tools take user/password before the connect identifier (sqlplus
+        # scott/Xk9mPq2@orcl, expdp system/…@db, CONNECT app/… in a script)
+        "oracle-password",
+        r"(?im)(?:\b(?:sqlplus|sqlldr|expdp|impdp|rman|dgmgrl)(?:\s+-\w+)*\s+"
+        r"(?:(?:userid|target|catalog)=?\s*)?|^[ \t]*(?:SQL>[ \t]*)?conn(?:ect)?[ \t]+)"
+        r"[\"']?[A-Za-z][\w$#]{0,127}/([^\s@/\"'()]{1,200})(?=@|[\"']?(?:\s|$))",
+        group=1,
+        keywords=("sqlplus", "sqlldr", "expdp", "impdp", "rman", "dgmgrl", "conn"),
+        check=_password_check,
+    ),
+    Rule(
         "cli-password",
         r"\b(?:docker|podman|helm|oras|skopeo|buildah|nerdctl)\s+(?:registry\s+)?login\b"
         r"[^\n|;&]{0,300}?\s-p(?:=|\s+)([\"']?)([^\s\"']+)\1",
