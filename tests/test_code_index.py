@@ -272,6 +272,28 @@ def test_code_no_longer_there_is_archived(run, project: Path):
     assert "code:app/store.py::save_merchant" in {t for m in code_memories(project) for t in m.tags}
 
 
+def test_code_whose_file_an_older_cortex_redacted_away_is_archived_once_gone(run, project: Path):
+    """An older Cortex redacted a whole code marker it took for a secret: the memory could not
+    be placed, and stayed when its code was removed. A whole project's index that reads no
+    unit with its text archives it; a narrower one, or a unit still there, keeps it."""
+    import sqlite3
+
+    index(run, "app")
+    legacy = {m.id for m in code_memories(project) if "load_merchant" in m.summary}
+    with sqlite3.connect(project / ".cortex" / "cortex.db") as conn:
+        for mid in legacy | {m.id for m in code_memories(project) if "save_merchant" in m.summary}:
+            conn.execute(
+                "UPDATE memories SET tags = ? WHERE id = ?",
+                (json.dumps(["code:[redacted:tag]", "lang:py"]), mid),
+            )
+    (project / "app" / "store.py").write_text(STORE.split("def load_merchant")[0])
+    assert index(run, "app")["gone"] == 0  # not the whole project: it cannot be placed
+    assert index(run, ".")["gone"] == 2
+    archived = {m.id for m in code_memories(project, "archived")}
+    assert archived == legacy
+    assert any("save_merchant" in m.summary for m in code_memories(project))
+
+
 def test_one_symbol_of_a_file(run, project: Path):
     report = index(run, "app/webhooks.py::Retrier.backoff")
     assert (report["files"], report["units"], report["memories_added"]) == (1, 1, 2)

@@ -167,7 +167,9 @@ def _archive_gone(
     whose code is no longer there: a unit its file, read now, no longer has, or a file no
     longer on disk. A file the walk passes over (a hidden folder, a vendored tree, another
     language) or could not read keeps its units, as does a memory that stands for a unit
-    read now (two files holding the same code share one)."""
+    read now (two files holding the same code share one). A memory whose file an older
+    Cortex redacted away (``code:[redacted:tag]``) cannot be placed: a whole project's index
+    that has no unit with its text archives it."""
     gone = 0
     bases = [b for b in (ctx.paths.worktree, ctx.paths.root) if b is not None]
     listings: dict[Path, dict[str, str]] = {}
@@ -181,11 +183,11 @@ def _archive_gone(
             else:
                 inside = target == "." or file.startswith(target.rstrip("/") + "/")
             removed = file in read and key not in seen
-            if (
-                inside
-                and "redacted:" not in file
-                and (removed or not _on_disk(bases, file, listings))
-            ):
+            if "redacted:" in file:
+                stale = target == "." and not is_file
+            else:
+                stale = inside and (removed or not _on_disk(bases, file, listings))
+            if stale:
                 store.set_status(memory.id, "archived")
                 gone += 1
                 break
