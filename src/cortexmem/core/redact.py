@@ -174,6 +174,7 @@ _NAME_HAS_SECRET = re.compile(
 _NAME_IS_PASSWORD = re.compile(r"(?i)pass|pwd")
 
 
+@functools.lru_cache(maxsize=4096)
 def _secret_name(name: str) -> bool:
     """ENCRYPTION_KEY, db_password, apiToken, "client_secret": yes; SECRET_NAME, MAX_TOKENS,
     key_id, monkey: no."""
@@ -452,7 +453,6 @@ OWN_RULES: list[Rule] = [
         r"\b(?:sk-ant-|sk-(?:proj|svcacct|admin)-|gh[pousr]_|github_pat_|gl(?:pat|dt|rt)-"
         r"|xox[abposre]-|(?:sk|rk)_(?:live|test|prod)_|npm_|pypi-AgE|hf_|AKIA|ASIA|AIza|SG\.)"
         r"(?P<body>[A-Za-z0-9_-]{6,})(?=\s*…|\.{3})",
-        keywords=("…", "..."),
         check=lambda _, match: any(c.isdigit() or c.isupper() for c in match.group("body")),
     ),
     Rule(
@@ -495,7 +495,6 @@ OWN_RULES: list[Rule] = [
         r"(?:(?:userid|target|catalog)=?\s*)?|^[ \t]*(?:SQL>[ \t]*)?conn(?:ect)?[ \t]+)"
         r"[\"']?[A-Za-z][\w$#]{0,127}/([^\s@/\"'()]{1,200})(?=@|[\"']?(?:\s|$))",
         group=1,
-        keywords=("sqlplus", "sqlldr", "expdp", "impdp", "rman", "dgmgrl", "conn"),
         check=_password_check,
     ),
     Rule(
@@ -698,6 +697,8 @@ _OWN_KEYWORDS: dict[str, tuple[str, ...]] = {
     "url-password": ("://",),
     "netrc-password": ("password",),
     "mysql-password": ("mysql", "mariadb"),
+    "oracle-password": ("sqlplus", "sqlldr", "expdp", "impdp", "rman", "dgmgrl", "conn"),
+    "cut-token": ("…", "..."),
     "cli-password": ("login",),
     "sshpass": ("sshpass",),
     "positional-password": ("auth", "getconnection", "@tcp(", "@unix("),
@@ -1000,8 +1001,10 @@ def redact_value(value: Any, *, within: str | None = None) -> Any:
                 name = name if _secret_name(name) else within  # {"api_keys": {"prod": …}}
             if isinstance(v, str):
                 out[key] = _named(name, v)
-            else:
+            elif isinstance(v, dict | list | tuple):
                 out[key] = redact_value(v, within=name if _holds_secrets(name) else None)
+            else:
+                out[key] = v
         return out
     if isinstance(value, list | tuple):
         return [redact_value(v, within=within) for v in value]
@@ -1029,9 +1032,9 @@ _PAIR_VALUES: Final = frozenset({"value", "parametervalue", "optionvalue"})
 
 
 def _pair_name(record: dict[Any, Any]) -> str | None:
-    lower = {str(k).lower(): v for k, v in record.items()}
-    if not _PAIR_VALUES & lower.keys():
+    if not any(str(k).lower() in _PAIR_VALUES for k in record):
         return None
+    lower = {str(k).lower(): v for k, v in record.items()}
     return next((v for k in _PAIR_NAMES if isinstance(v := lower.get(k), str)), None)
 
 
