@@ -287,6 +287,49 @@ def test_refuse_and_patch_through_the_command_line(repo: Path):
     assert run("review") == "No suggestions waiting.\n"
 
 
+def test_review_mistakes_a_script_or_a_person_can_make_are_stopped_plainly(repo: Path):
+    """From an independent walk through the review: an unset variable as the id applied the
+    only suggestion; `show` offered a diff that `apply` would not write (the file already
+    said it) and a fresh one for a decided suggestion; a read-only CLAUDE.md was replaced
+    anyway; a broken JSON edit was blamed on the settings file, and the edit was lost."""
+    runner = CliRunner()
+
+    def run(*args: str, code: int = 0, env: dict[str, str] | None = None) -> str:
+        result = runner.invoke(cli, ["-C", str(repo), *args], env=env)
+        assert result.exit_code == code, (result.output, result.exception)
+        return result.output
+
+    with Context.for_cwd(repo) as ctx:
+        rule = queue(ctx, DRAFTS["claude_md"])
+        settings = queue(ctx, DRAFTS["settings_json"])
+    assert "give a suggestion's id" in run("review", "apply", "", "--yes", code=1)
+    assert not (repo / "CLAUDE.md").exists()
+
+    (repo / "CLAUDE.md").write_text("# P\n\n- Run tests with `uv run pytest`.\n")
+    shown = run("review", "show", rule)
+    assert "status: pending" in shown and "(no change: the file already says it)" in shown
+    run("review", "apply", rule, "--yes")
+    shown = run("review", "show", rule)
+    assert "status: applied on" in shown and "+- Run tests" not in shown
+
+    (repo / ".claude").mkdir()
+    held = repo / ".claude" / "settings.json"
+    held.write_text('{"model": "opus"}\n')
+    held.chmod(0o444)
+    assert "is read-only" in run("review", "apply", settings, "--yes", code=1)
+    assert held.read_text() == '{"model": "opus"}\n'
+    held.chmod(0o644)
+
+    editor = repo.parent / "bad-editor.sh"
+    editor.write_text('#!/bin/sh\nprintf \'{"permissions": {"ask": ["Bash(git stash:*)"\' > "$1"\n')
+    editor.chmod(0o755)
+    out = run("review", "patch", settings, "--yes", code=1, env={"EDITOR": str(editor)})
+    assert "the suggestion's text is not JSON" in out and "settings file" not in out
+    kept = repo / ".cortex" / f"patch-{settings}.json"
+    assert kept.read_text() == '{"permissions": {"ask": ["Bash(git stash:*)"'
+    assert str(kept) in out and held.read_text() == '{"model": "opus"}\n'
+
+
 def _recent(observations: list[Observation]) -> list[Observation]:
     shift = datetime.now(UTC) - half_a_day_after(observations)
     return [Observation(**{**o.to_dict(), "at": format_time(_at(o) + shift)}) for o in observations]

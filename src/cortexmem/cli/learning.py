@@ -97,12 +97,17 @@ def _line(s) -> str:  # a Suggestion
 
 def _show(s, shown: str) -> None:
     click.echo(_line(s))
+    decided = f" on {s.decided_at[:10]}" if s.decided_at else ""
+    click.echo(f"  status: {s.status}{decided}")
     click.echo(f"  why: {s.rationale}")
     for item in s.evidence[:5]:
         click.echo(f"  evidence: {item}")
     click.echo(f"  drafted by: {s.drafted_by}")
     click.echo("")
-    click.echo(shown or "(no change: the file already says it)")
+    if s.status != "pending":
+        click.echo(f"(decided: {s.status}; `cortex review audit` has what was written)")
+    else:
+        click.echo(shown or "(no change: the file already says it)")
 
 
 @click.group(invoke_without_command=True)
@@ -187,16 +192,29 @@ def apply_(click_ctx: click.Context, ref: str, yes: bool, as_json: bool) -> None
 @click.pass_context
 def patch(click_ctx: click.Context, ref: str, yes: bool, as_json: bool, text: str | None) -> None:
     """Edit a suggestion's text in $EDITOR, then apply it."""
+    from cortexmem.errors import CortexError
+    from cortexmem.project.files import write_atomic
     from cortexmem.services.review import find
 
-    if text is None:
-        s = find(open_context(click_ctx), ref)
-        text = click.edit(s.text + "\n", extension=".md" if s.destination != "settings_json"
-                          else ".json")  # fmt: skip
-        if text is None or not text.strip():
-            click.echo("Nothing changed (the edit was empty or abandoned).")
-            return
-    _decide(click_ctx, ref, yes, as_json, text)
+    if text is not None:
+        _decide(click_ctx, ref, yes, as_json, text)
+        return
+    ctx = open_context(click_ctx)
+    s = find(ctx, ref)
+    suffix = ".md" if s.destination != "settings_json" else ".json"
+    text = click.edit(s.text + "\n", extension=suffix)
+    if text is None or not text.strip():
+        click.echo("Nothing changed (the edit was empty or abandoned).")
+        return
+    try:
+        _decide(click_ctx, ref, yes, as_json, text)
+    except CortexError as exc:  # the person's edit is not lost with the error
+        kept = ctx.paths.data_dir / f"patch-{s.id}{suffix}"
+        write_atomic(kept, text, private=True)
+        raise CortexError(
+            f"{exc}\nYour edit is kept in {kept}: fix it, then "
+            f'`cortex review patch {s.id} --text "$(cat {kept})"`'
+        ) from None
 
 
 @review.command()

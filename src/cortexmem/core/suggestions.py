@@ -348,12 +348,18 @@ def add_to_section(before: str, text: str, heading: str | None = SECTION) -> str
 def merge_settings(before: str, fragment: str) -> str:
     """``fragment`` (a JSON object) merged into the settings ``before`` (objects key by key,
     lists extended with the items they lack; nothing removed or overwritten but scalars)."""
-    current: Any = json.loads(before) if before.strip() else {}
-    if not isinstance(current, dict):
-        raise ValueError("the settings file does not hold a JSON object")
-    addition = json.loads(fragment)
+    try:
+        addition = json.loads(fragment)
+    except ValueError as exc:
+        raise ValueError(f"the suggestion's text is not JSON: {exc}") from None
     if not isinstance(addition, dict):
         raise ValueError("a settings suggestion must be a JSON object")
+    try:
+        current: Any = json.loads(before) if before.strip() else {}
+    except ValueError as exc:
+        raise ValueError(f"the settings file is not JSON: {exc}") from None
+    if not isinstance(current, dict):
+        raise ValueError("the settings file does not hold a JSON object")
     return json.dumps(_merge(current, addition), indent=2, ensure_ascii=False) + "\n"
 
 

@@ -12,6 +12,7 @@ This is the only path by which Cortex edits a file outside ``.cortex/`` and
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -33,6 +34,9 @@ LOCK_WAIT = 10.0
 
 def find(ctx: Context, ref: str) -> Suggestion:
     """The suggestion whose id is or starts with ``ref``."""
+    ref = ref.strip()
+    if not ref:  # an unset shell variable must not name every suggestion at once
+        raise CortexError("give a suggestion's id (see `cortex review`)")
     store = ctx.require("project")
     found = store.find_suggestions(ref)
     exact = [s for s in found if s.id == ref]
@@ -51,9 +55,14 @@ def pending(ctx: Context, limit: int = 1000) -> list[Suggestion]:
 
 
 def preview(ctx: Context, suggestion: Suggestion, text: str | None = None) -> tuple[str, str]:
-    """(the file's content after the change, the diff) against the file as it is now."""
+    """(the file's content after the change, the diff) against the file as it is now: what
+    applying would write. A file that already says it gets no diff (applying records the
+    decision and writes nothing), nor does a suggestion already decided."""
     before, _ = _read(ctx, suggestion)
-    return _changed(suggestion, before, text or suggestion.text)
+    final = text.strip() if text is not None and text.strip() else suggestion.text
+    if suggestion.status != "pending" or holds(suggestion.destination, before, final):
+        return before, ""
+    return _changed(suggestion, before, final)
 
 
 def _changed(suggestion: Suggestion, before: str, text: str) -> tuple[str, str]:
@@ -104,6 +113,20 @@ def _check_target(ctx: Context, target: str) -> None:
     if not any(real.is_relative_to(folder.resolve()) for folder in inside):
         raise CortexError(
             f"refusing to write outside the project: {target} leads to {real} (a symlink)"
+        )
+
+
+def _check_writable(path: Path, target: str) -> None:
+    """A file its owner made read-only is not replaced: the edit goes in by a rename, which
+    the file's own mode does not stop (nor does anything stop root)."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return
+    if not mode & 0o222 or not os.access(path, os.W_OK):
+        raise CortexError(
+            f"{target} is read-only: Cortex does not replace it (make it writable and apply "
+            "again, or refuse the suggestion)"
         )
 
 
@@ -164,6 +187,7 @@ def _apply(ctx: Context, suggestion: Suggestion, *, who: str, text: str | None) 
                            suggestion.target, "", None)  # fmt: skip
         ctx.writable("project").decide_suggestion(done, entry)
         return Decision(done, str(path), None, "")
+    _check_writable(path, suggestion.target)
     backup = None
     if path.is_file():
         folder = ctx.paths.data_dir / BACKUP_DIR
