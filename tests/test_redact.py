@@ -212,6 +212,11 @@ def test_private_key_blocks_whole_and_truncated():
         ("expdp userid=system/Oracle_123@pdb1 directory=dp", "Oracle_123"),
         ("SQL> conn sys/Adm1n#2024 as sysdba", "Adm1n#2024"),
         ("rman target sys/Rm4n_pw@cdb", "Rm4n_pw"),
+        ("rman target sys/Welc0me1@prod catalog rcat/Cat4l0g99@rcat", "Cat4l0g99"),
+        ('expdp \\"sys/Welc0me1@orcl as sysdba\\" directory=DP', "Welc0me1"),
+        ('sqlplus scott/"p@ssw0rd1"@orcl', "p@ssw0rd1"),
+        ("sqlplus -s -R 3 scott/Welc0me1@orcl", "Welc0me1"),
+        ('sqlplus -s -M "csv on" scott/Welc0me1@orcl', "Welc0me1"),
     ],
 )
 def test_passwords_in_urls_assignments_headers_and_flags(text, secret):
@@ -296,6 +301,8 @@ def test_passwords_in_urls_assignments_headers_and_flags(text, secret):
         "- Signature: `flatten(nested: list) -> list`",
         "sqlplus / as sysdba; rman target /",
         "connect the src/Foo2 module; we connect src/a.py@v2 to b",
+        "Connect frontend/backend services",
+        "CONNECT system/&&password_system@&&connect_string\nconn hr/&hr_pass",
     ],
 )
 def test_look_alikes_survive(text):
@@ -592,6 +599,12 @@ def test_a_json_value_is_redacted_by_its_key():
         {"api_keys": {"prod": "{s}", "name": "stripe"}},
         {"secrets": [{"name": "db", "value": "{s}"}]},
         {"token": "{s}"},
+        # a second review: an SSM parameter's path, a pair as a two-item list, a pair with
+        # two names of which the second says what it is
+        {"Parameter": {"Name": "/prod/db/password", "Type": "SecureString", "Value": "{s}"}},
+        {"Parameters": [{"Name": "/prod/stripe/api-key", "Value": "{s}"}]},
+        {"env": [["DB_PASSWORD", "{s}"]]},
+        {"name": "app-config", "key": "db_password", "value": "{s}"},
     ],
 )
 def test_a_json_secret_is_known_by_the_nearest_key_that_names_it(record):
@@ -608,6 +621,16 @@ def test_what_names_no_secret_stays_under_a_key_that_does():
         "environment": [{"Name": "LOG_LEVEL", "Value": "debug"}],
         "key": "3f2a9c8b7d6e5f40",  # a lesson's key: a hash that makes two lessons one
         "token": "12:40:3|5:6:7",  # a store's token, as the briefing cache keeps it
+        # what a key under a secret's name says it is (a second review)
+        "credentials": [{"username": "svc-deploy-01", "host": "db-primary.internal:5432"}],
+        "Credentials": {"Expiration": "2024-06-01T12:00:00+00:00", "region": "us-east-1"},
+        "token_usage": {"model": "claude-sonnet-4-5-20250929"},
+        "secrets": [
+            {"name": "DB_PASSWORD", "valueFrom": "arn:aws:ssm:us-east-1:1234:parameter/db"}
+        ],
+        "auth_token": {"scopes": ["admin:repo_hook", "read:org"]},
+        "password_prompt": {"message": "Enter PIN:"},
+        "parameters": [{"ParameterKey": "DbMasterUserPassword", "ParameterValue": "{{resolve}}"}],
     }
     assert redact_value(kept) == kept
 

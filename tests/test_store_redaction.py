@@ -333,11 +333,23 @@ def test_a_file_that_cannot_be_checked_is_named_with_why(older_store: Path, monk
     monkeypatch.setattr(redaction_service, "MAX_FILE_BYTES", 10)
     with pytest.raises(FileLeft, match="more than any file Cortex writes"):
         redact_file(big, apply=True)
-    report = json.loads(cortex(older_store, "redact", "--yes", "--json").stdout)
+    report = json.loads(cortex(older_store, "redact", "--yes", "--json", code=1).stdout)
     left = report["stores"]["project"]["left"]
     assert set(left) >= {str(big), str(data / "cortex.log")}
-    text = cortex(older_store, "redact", "--dry-run").stdout
-    assert f"{big} not checked, a secret in it stays:" in text
+    text = cortex(older_store, "redact", "--dry-run", code=1).stdout
+    assert f"{big} not checked (" in text and "anything secret in it is still there" in text
+
+
+def test_a_json_line_with_half_an_emoji_is_redacted_and_keeps_its_escapes(tmp_path: Path):
+    """A lone surrogate escape (an emoji cut in half) crashed the whole run, leaving every
+    later file with its secrets; an escaped non-UTF-8 name came back as a raw byte (a second
+    review)."""
+    lines = tmp_path / "records.jsonl"
+    lines.write_text(f'{{"t": "cut \\ud83d", "p": "caf\\udce9.txt", "n": "{TOKEN}"}}\n')
+    assert redact_file(lines, apply=True) == 1
+    assert lines.read_text() == (
+        '{"t": "cut \\ud83d", "p": "caf\\udce9.txt", "n": "[REDACTED:github-token]"}\n'
+    )
 
 
 def test_a_file_replaced_at_every_look_is_named_too(tmp_path: Path, monkeypatch):

@@ -28,7 +28,8 @@ def redact(click_ctx: click.Context, dry_run: bool, scope: str, yes: bool, as_js
     the file so no free page keeps the old words. It cannot be undone (a backup would keep the
     secrets): run it with --dry-run first to see what it would change. Texts whose vectors
     change are embedded again by the recall server, or at once by `cortex reindex`. Captures
-    wait while it runs (about half a second for 4,000 texts) and then go on.
+    wait while it runs (about half a second for 4,000 texts) and then go on. A file or a
+    backup it could not check is named, and the exit status is 1.
 
     Example: cortex redact --dry-run
     """
@@ -56,9 +57,12 @@ def redact(click_ctx: click.Context, dry_run: bool, scope: str, yes: bool, as_js
     reports = {s: redact_scope(st, ctx.db_path(s).parent, apply=not dry_run) for s, st in stores}
     # The briefing quotes both stores: written again whichever was redacted.
     republished = not dry_run and ctx.exists("project") and _republish(ctx)
+    left = any(r.left or r.unreadable for r in reports.values())
     if as_json:
         print_json({"dry_run": dry_run, "stores": {s: _as_dict(r) for s, r in reports.items()},
                     "briefing_written": bool(republished)})  # fmt: skip
+        if left:
+            raise click.exceptions.Exit(1)
         return
     for s, report in reports.items():
         _print(s, report, dry_run)
@@ -69,6 +73,8 @@ def redact(click_ctx: click.Context, dry_run: bool, scope: str, yes: bool, as_js
         click.echo(
             "Changed texts are embedded again by the recall server, or now by `cortex reindex`."
         )
+    if left:
+        raise click.exceptions.Exit(1)  # a script must tell a partial redaction from a whole one
 
 
 def _print(scope: str, report: Any, dry_run: bool) -> None:
@@ -97,7 +103,7 @@ def _print(scope: str, report: Any, dry_run: bool) -> None:
     for path, n in report.files:
         click.echo(f"  {path.name}: {plural(n, 'secret')} {'found' if dry_run else 'redacted'}")
     for path, why in report.left:
-        click.echo(f"  {path} not checked, a secret in it stays: {why}")
+        click.echo(f"  {path} not checked ({why}): anything secret in it is still there")
 
 
 def _republish(ctx: Any) -> bool:

@@ -289,6 +289,11 @@ def _password_check(value: str, match: re.Match[str]) -> bool:
     return _looks_secret(value, password=True)
 
 
+def _oracle_password_check(value: str, match: re.Match[str]) -> bool:
+    """Not a SQL*Plus substitution variable (``&&password_system``): a name, not a value."""
+    return not value.startswith("&") and _looks_secret(value, password=True)
+
+
 # The words a name must hold for the assignment rule (its keywords and its pattern's).
 _ASSIGNED_WORDS = ("secret", "token", "pass", "pwd", "key", "cred", "auth", "salt", "signature",
                    "cookie", "session")  # fmt: skip
@@ -489,13 +494,17 @@ OWN_RULES: list[Rule] = [
     ),
     Rule(
         # Oracle's tools take user/password before the connect identifier (sqlplus
-        # scott/Xk9mPq2@orcl, expdp system/…@db, CONNECT app/… in a script)
+        # scott/Xk9mPq2@orcl, expdp "sys/…@db as sysdba", rman target …@cdb catalog …@rcat,
+        # CONNECT app/… in a script); options may take an argument (-R 3, -M "csv on")
         "oracle-password",
-        r"(?im)(?:\b(?:sqlplus|sqlldr|expdp|impdp|rman|dgmgrl)(?:\s+-\w+)*\s+"
-        r"(?:(?:userid|target|catalog)=?\s*)?|^[ \t]*(?:SQL>[ \t]*)?conn(?:ect)?[ \t]+)"
-        r"[\"']?[A-Za-z][\w$#]{0,127}/([^\s@/\"'()]{1,200})(?=@|[\"']?(?:\s|$))",
-        group=1,
-        check=_password_check,
+        r"(?im)(?:\b(?:sqlplus|sqlldr|expdp|impdp|rman|dgmgrl)"
+        r"(?:\s+-\w+(?:\s+(?:\d+|\"[^\"\n]*\"|'[^'\n]*'))?)*\s+"
+        r"|\b(?:userid=|target\s+|catalog\s+|auxiliary\s+)"
+        r"|^[ \t]*(?:SQL>[ \t]*)?conn(?:ect)?[ \t]+)"
+        r"\\?[\"']?[A-Za-z][\w$#]{0,127}/"
+        r"(?:\"([^\"\n]{1,200})\"|([^\s@/\"'()\\]{1,200}))(?=@|\\?[\"']?(?:\s|$))",
+        group=-1,
+        check=_oracle_password_check,
     ),
     Rule(
         "cli-password",
@@ -985,8 +994,10 @@ def redact_value(value: Any, *, within: str | None = None) -> Any:
     """``value`` (JSON-like: dicts, lists, strings, numbers) with every string redacted, keys
     included: event payloads, the extractor's pending state and quarantined records are
     stored as they are, so what is saved anywhere is redacted first. A string is also judged
-    as the value of the key it is under, the nearest that says what it is (``within``: a list
-    or an object under ``"passwords"`` holds passwords)."""
+    as the value of the key that names it: its own, a name/value pair's name, or (``within``)
+    the key of the list or object holding it when nothing nearer says what it is (a list
+    under ``"passwords"``, ``{"api_keys": {"prod": …}}``; not ``{"credentials": {"host":
+    …}}``: "host" says what that is)."""
     if isinstance(value, str):
         return redact(value) if within is None else _named(within, value)
     if isinstance(value, dict):
@@ -997,8 +1008,10 @@ def redact_value(value: Any, *, within: str | None = None) -> Any:
             name = str(k)
             if named is not None and name.lower() in _PAIR_VALUES:
                 name = named if within is None or _secret_name(named) else within
-            elif within is not None and not _NOT_A_SECRET_NAME.search(name.strip("\"'-")):
-                name = name if _secret_name(name) else within  # {"api_keys": {"prod": …}}
+            elif named is not None and name.lower() in _PAIR_NAMES:
+                name = "name"  # a pair's name names its value ("ParameterKey": "DbPassword")
+            elif within is not None and _ENVIRONMENT.fullmatch(name.strip("\"'-")):
+                name = within  # {"api_keys": {"prod": …}}: the key above says what it is
             if isinstance(v, str):
                 out[key] = _named(name, v)
             elif isinstance(v, dict | list | tuple):
@@ -1007,35 +1020,51 @@ def redact_value(value: Any, *, within: str | None = None) -> Any:
                 out[key] = v
         return out
     if isinstance(value, list | tuple):
+        if len(value) == 2 and all(isinstance(v, str) for v in value):  # ["DB_PASSWORD", "…"]
+            name = _pair_key(value[0])
+            if _secret_name(name):
+                return [redact(value[0]), _named(name, value[1])]
         return [redact_value(v, within=within) for v in value]
     return value
 
 
-# What a list or an object under a name holds when the name says secrets: passwords, tokens,
-# keys, credentials; not a session or a signature (an object under "worktreeSession" holds
-# its ids).
-_HOLDS_SECRETS: Final = re.compile(r"(?i)credential|creds$")
+# What a list or an object under a name holds when the name ends in a secret's word:
+# passwords, tokens, keys, credentials, cookies (not "token_usage", nor a session or a
+# signature: an object under "worktreeSession" holds its ids).
+_HOLDS_SECRETS: Final = re.compile(
+    rf"(?i)(?:^|[_.-]|(?-i:(?<=[a-z])(?=[A-Z])))(?:secret|token|passw(?:or)?d|passwd|passphrase"
+    rf"|pwd|pass|key|apikey|credentials?|creds|auth|cookie)s?{_NAME_SUFFIX}$"
+)
+# A key that only says which one (an environment, a version): the key above says what it is.
+_ENVIRONMENT: Final = re.compile(
+    r"(?i)prod|production|dev|development|live|test|staging|stage|local|old|new|backup|primary"
+    r"|secondary|default|current|previous|next|v?\d+"
+)
 
 
 def _holds_secrets(name: str) -> bool:
-    return _secret_name(name) and bool(
-        _NAME_HAS_SECRET.search(name)
-        or _HOLDS_SECRETS.search(name)
-        or _NAME_IS_PASSWORD.search(name)
-    )
+    return bool(_HOLDS_SECRETS.search(name.strip("\"'-"))) and _secret_name(name)
 
 
 # A name/value pair: how settings and environments are written as JSON (an ECS task's
-# environment, a CloudFormation parameter, a Kubernetes env entry).
+# environment, a CloudFormation parameter, a Kubernetes env entry, an SSM parameter).
 _PAIR_NAMES: Final = ("name", "key", "parametername", "parameterkey", "optionname")
 _PAIR_VALUES: Final = frozenset({"value", "parametervalue", "optionvalue"})
 
 
 def _pair_name(record: dict[Any, Any]) -> str | None:
+    """The name a pair's value goes by: the first of its names that names a secret (``{"name":
+    "app-config", "key": "db_password", …}``), else the first it has."""
     if not any(str(k).lower() in _PAIR_VALUES for k in record):
         return None
     lower = {str(k).lower(): v for k, v in record.items()}
-    return next((v for k in _PAIR_NAMES if isinstance(v := lower.get(k), str)), None)
+    names = [_pair_key(v) for k in _PAIR_NAMES if isinstance(v := lower.get(k), str)]
+    return next((n for n in names if _secret_name(n)), names[0] if names else None)
+
+
+def _pair_key(name: str) -> str:
+    """A parameter's name as a key: the last part of a path (``/prod/db/password``)."""
+    return name.rstrip("/").rsplit("/", 1)[-1]
 
 
 # Keys of Cortex's own records and of most structured data that name an identifier, not a
@@ -1076,7 +1105,14 @@ def redact_json_text(text: str) -> str | None:
     clean = redact_value(parsed)
     if clean == parsed:
         return text
-    return json.dumps(clean, ensure_ascii=False) + ("\n" if text.endswith("\n") else "")
+    out = json.dumps(clean, ensure_ascii=False)
+    # A lone surrogate (``"\\udce9"``, a cut emoji's half) stays the escape it was: written
+    # as a character it is no UTF-8 at all.
+    out = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", out)
+    return out + ("\n" if text.endswith("\n") else "")
+
+
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
 def redact_memory(memory: Memory) -> Memory:

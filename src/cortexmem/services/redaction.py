@@ -119,6 +119,8 @@ def redact_file(path: Path, *, apply: bool) -> int:
             return 0
         except OSError as exc:
             raise FileLeft(exc.strerror or str(exc)) from exc
+        except ValueError as exc:  # text that cannot be written back as it was read
+            raise FileLeft(f"could not be written back: {exc}") from exc
     raise FileLeft("another process replaced it each time it was read; run cortex redact again")
 
 
