@@ -265,6 +265,12 @@ def test_automated_sessions_are_not_learned_from():
         ("FOO=1 npm run test -- --watch", "npm run test", "npm"),
         ("/home/alice/bin/deploy --token abc", "deploy", "deploy"),
         ("sudo -E apt-get install foo", "apt-get install", "apt-get"),
+        # options before the subcommand, with their value: `git -C x stash` asked before
+        # every git command (an independent review)
+        ("git -C /work/app stash pop", "git stash", "git"),
+        ("git --no-pager log -5", "git log", "git"),
+        ("make -C app test", "make test", "make"),
+        ("gh -R org/repo pr list", "gh pr", "gh"),
     ],
 )
 def test_a_command_form_keeps_how_a_program_runs_and_nothing_it_runs_on(command, form, program):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -328,6 +329,65 @@ def test_review_mistakes_a_script_or_a_person_can_make_are_stopped_plainly(repo:
     kept = repo / ".cortex" / f"patch-{settings}.json"
     assert kept.read_text() == '{"permissions": {"ask": ["Bash(git stash:*)"'
     assert str(kept) in out and held.read_text() == '{"model": "opus"}\n'
+
+
+def test_a_failure_that_came_back_is_not_proposed_again_once_refused(repo: Path):
+    """A recurring failure's text names its count and newest cause; its key did too, so a
+    refused one came back as soon as it failed once more (an independent review)."""
+    from cortexmem.core.suggestions import from_failure, recurring_failures
+
+    with Context.for_cwd(repo) as ctx:
+        store = ctx.writable("project")
+        store.record_capture([failure(n) for n in range(3)], to_memories, None, [])
+        first = propose(ctx, LearningConfig()).queued
+        assert [s.title for s in first] == ["Recurring failure: uv run pytest"]
+        refuse(ctx, first[0].id, who="bob")
+        again = failure(3)
+        again = replace(again, payload={**again.payload, "cause": "a stale lock file"})
+        store.record_capture([again], to_memories, None, [])
+        assert propose(ctx, LearningConfig()).queued == []
+    # a task runner's bare "task failed", each time for another cause: nothing to write down
+    runs = [
+        Event(kind="error_resolved", content="`mise run test` failed",
+              payload={"target": "mise run test", "error": "[test] ERROR task failed",
+                       "cause": cause},
+              provenance=Provenance(session_id=f"s-{n}", line=n))
+        for n, cause in enumerate(["a message went to stderr", "old branch names", "a typo"])
+    ]  # fmt: skip
+    (recurring,) = recurring_failures(runs, 3)
+    assert from_failure(recurring) is None
+    one_cause = [replace(e, payload={**e.payload, "error": "ImportError: no module x"})
+                 for e in runs]  # fmt: skip
+    draft = from_failure(recurring_failures(one_cause, 3)[0])
+    assert draft is not None and "for 3 different causes" in draft.text
+    assert "a typo" not in draft.text
+
+
+def test_a_rule_goes_after_a_code_block_that_holds_a_comment_not_inside_it():
+    before = (
+        "# P\n\n## Learned by Cortex\n\n- Before pushing, run:\n```bash\n# unit tests only\n"
+        "mise run test\n```\n\n## Other\n\ntext\n"
+    )
+    after = to_suggestion(DRAFTS["claude_md"], before, utc_now()).after
+    assert after == before.replace(
+        "```\n\n## Other", "```\n- Run tests with `uv run pytest`.\n\n## Other"
+    )
+
+
+def test_a_refused_look_is_no_permission_rule():
+    """The person refused `which python3 && echo …` for its approach: `Bash(which:*)` would
+    ask before every `which`; a refused `git -C x stash` asks before `git stash`, not git."""
+    from cortexmem.core.suggestions import from_lesson
+    from cortexmem.model import Lesson, Trigger
+
+    def drafts(command: str) -> list[str]:
+        lesson = Lesson(text=f"Do not run `{command}` unasked", kind="correction",
+                        trigger=Trigger(tool="Bash", command=command), tier="T1",
+                        sessions=("a", "b"))  # fmt: skip
+        return [d.text for d in from_lesson(lesson) if d.destination == "settings_json"]
+
+    assert drafts('which python3 && echo "ok" || echo "Python 3 not found"') == []
+    assert drafts("git -C /work/app stash") == ['{"permissions": {"ask": ["Bash(git stash:*)"]}}']
 
 
 def _recent(observations: list[Observation]) -> list[Observation]:

@@ -38,6 +38,25 @@ _SUBCOMMANDS = frozenset(
     "helm bundle rails rake composer zig nx turbo pre-commit alembic django-admin tox nox "
     "hatch pdm rye pipenv".split()
 )
+# Options a program takes before its subcommand, with a value after them (``git -C dir
+# stash``, ``make -C app test``): skipped with their value, so the form is ``git stash``, not
+# ``git`` (a rule made of ``git`` alone would cover every git command).
+_VALUED_OPTIONS = {
+    "git": ("-C", "-c", "--git-dir", "--work-tree", "--namespace"),
+    "make": ("-C", "-f", "--directory", "--file", "--makefile"),
+    "docker": ("-H", "--host", "--context", "-c", "--config", "--log-level"),
+    "kubectl": ("-n", "--namespace", "--context", "--kubeconfig", "--cluster", "--user"),
+    "helm": ("-n", "--namespace", "--kube-context", "--kubeconfig"),
+    "gh": ("-R", "--repo"),
+    "npm": ("-C", "--prefix", "-w", "--workspace"),
+    "pnpm": ("-C", "--dir", "-F", "--filter"),
+    "yarn": ("--cwd",),
+    "cargo": ("-C", "--manifest-path", "--config"),
+    "go": ("-C",),
+    "just": ("-f", "--justfile", "-d", "--working-directory"),
+    "mise": ("-C", "--cd", "-E", "--env"),
+    "uv": ("--directory", "--project"),
+}
 # Subcommands that take a script or target name after them (``npm run test``).
 _SCRIPT_RUNNERS = frozenset({"run", "exec", "x"})
 MAX_WORDS = 5
@@ -123,12 +142,22 @@ def command_form(command: object) -> str | None:
                 if sub in _SUBCOMMANDS and i < len(words) and _plain(words[i]):
                     out.append(words[i])
             return " ".join(out)
+        if name in _SUBCOMMANDS:
+            i = _past_options(words, i, _VALUED_OPTIONS.get(name, ()))
         if name in _SUBCOMMANDS and i < len(words) and _plain(words[i]):
             out.append(words[i])
             if words[i] in _SCRIPT_RUNNERS and i + 1 < len(words) and _plain(words[i + 1]):
                 out.append(words[i + 1])
         return " ".join(out)
     return " ".join(out) or None
+
+
+def _past_options(words: list[str], i: int, valued: tuple[str, ...]) -> int:
+    """The index of the first word after the options at ``i`` (``--no-pager``,
+    ``--git-dir=x``; ``-C dir`` with its value when the program's ``valued`` has it)."""
+    while i < len(words) and words[i].startswith("-") and len(words[i]) > 1:
+        i += 2 if words[i] in valued else 1
+    return i
 
 
 def form_step(form: str) -> str:

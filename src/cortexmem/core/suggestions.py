@@ -27,8 +27,10 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from cortexmem.core.command_form import command_form
+from cortexmem.core.extraction.commands import says_only_that_it_failed
 from cortexmem.core.lessons.build import other_causes_each_time
 from cortexmem.core.privacy import strip_personal
+from cortexmem.core.readonly_shell import is_read_only_command
 from cortexmem.core.redact import redact
 from cortexmem.model import Event, Instinct, Lesson, Suggestion, new_id
 
@@ -237,21 +239,32 @@ def recurring_failures(events: Iterable[Event], min_repeats: int) -> list[Recurr
     return out
 
 
-def from_failure(failure: Recurring) -> Draft:
-    """A failure that keeps coming back, as a CLAUDE.md instruction."""
-    cause = failure.causes[0].rstrip(".") if failure.causes else ""
+def from_failure(failure: Recurring) -> Draft | None:
+    """A failure that keeps coming back, as a CLAUDE.md instruction; None when all it has in
+    common is a task runner's "task failed" line and each time had another cause (it says
+    nothing a person could write down: an independent reader found such a line claiming the
+    newest cause for all of them). Its key is the step and the error's shape, not the text:
+    a refused one is not proposed again when it comes back with another cause or count."""
+    if len(failure.causes) > 1 and says_only_that_it_failed(failure.error):
+        return None
+    if len(failure.causes) == 1:
+        because = f": {failure.causes[0].rstrip('.')}"
+    elif failure.causes:
+        because = f", for {len(failure.causes)} different causes"
+    else:
+        because = ""
     where = f" (fixed in {', '.join(failure.files[:3])})" if failure.files else ""
     text = (
-        f'- `{failure.target}` keeps failing with "{failure.error[:160]}"'
-        + (f": {cause}" if cause else "")
-        + f"{where}. Check for this before running it."
+        f'- `{failure.target}` keeps failing with "{failure.error[:160]}"{because}{where}. '
+        "Check for this before running it."
     )
+    ident = f"failure:{failure.target}:{error_shape(failure.error)}"
     return Draft(
         "claude_md", CLAUDE_MD, f"Recurring failure: {failure.target}", text,
         f"The same failure came back {failure.count} times over {len(failure.sessions)} "
         "sessions.",
-        f"failure:{failure.target}:{error_shape(failure.error)}",
-        tuple(f"session {s}" for s in failure.sessions[:10]), failure.count,
+        ident, tuple(f"session {s}" for s in failure.sessions[:10]), failure.count,
+        ident=ident,
     )  # fmt: skip
 
 
@@ -293,9 +306,11 @@ def from_lesson(lesson: Lesson) -> list[Draft]:
     ]  # fmt: skip
     t = lesson.trigger
     # A refused shell command (only those carry a command), in the host's permission syntax:
-    # its tool's name, then the command's form as a prefix.
+    # its tool's name, then the command's form as a prefix. Not one that only looks (``which
+    # python3 && echo …``): what the person refused there was the approach, and asking before
+    # every ``which`` would guard nothing.
     form = command_form(t.command) if lesson.kind == "correction" and t.command else ""
-    if t.tool and form:
+    if t.tool and form and not is_read_only_command(t.command or ""):
         rule = f"{t.tool}({form}:*)"
         drafts.append(Draft(
             "settings_json", SETTINGS_JSON, f"Ask before `{form}`",
@@ -335,7 +350,7 @@ def add_to_section(before: str, text: str, heading: str | None = SECTION) -> str
         lead = [*lines, ""] if lines and lines[-1].strip() else lines
         return "\n".join([*lead, heading, "", *addition]).strip("\n") + "\n"
     start = lines.index(heading) + 1
-    end = next((i for i in range(start, len(lines)) if lines[i].startswith("#")), len(lines))
+    end = _section_end(lines, start)
     while end > start and not lines[end - 1].strip():
         end -= 1
     rest = lines[end:]
@@ -343,6 +358,22 @@ def add_to_section(before: str, text: str, heading: str | None = SECTION) -> str
         rest = rest[1:]
     gap = [""] if rest else []
     return "\n".join([*lines[:end], *addition, *gap, *rest]).strip("\n") + "\n"
+
+
+def _section_end(lines: list[str], start: int) -> int:
+    """Where the section that begins at ``start`` ends: the next heading, not a line of a
+    code block that starts with ``#`` (a shell comment in a fenced block)."""
+    fence = ""
+    for i in range(start, len(lines)):
+        stripped = lines[i].lstrip()
+        if fence:
+            if stripped.startswith(fence):
+                fence = ""
+        elif stripped.startswith(("```", "~~~")):
+            fence = stripped[:3]
+        elif lines[i].startswith("#"):
+            return i
+    return len(lines)
 
 
 def merge_settings(before: str, fragment: str) -> str:

@@ -65,7 +65,8 @@ def failure_drafts(ctx: Context, config: LearningConfig, now: datetime) -> list[
     if store is None:
         return []
     events = store.recent_events(("error_resolved",), FAILURE_EVENTS)
-    return [from_failure(r) for r in recurring_failures(events, config.recurring_failures)]
+    drafts = (from_failure(r) for r in recurring_failures(events, config.recurring_failures))
+    return [d for d in drafts if d is not None]
 
 
 def _sessions(ctx: Context, days: float, now: datetime) -> dict[str, list[Observation]]:
