@@ -287,6 +287,26 @@ def test_settings_come_from_one_file_and_bad_values_keep_their_defaults():
     assert len(problems) == 2
 
 
+@pytest.mark.parametrize(
+    "setting",
+    ["window_days: 1000000", "window_days: .inf", "half_life_days: .nan", "promote_at: 1.5",
+     "max_active: 1e12", "run_every_hours: 1e9"],
+)  # fmt: skip
+def test_a_setting_past_what_a_date_or_a_share_holds_keeps_its_default(repo: Path, setting):
+    """`window_days: 1000000` went through and `cortex learn` ended on an OverflowError's
+    traceback (an independent review): such a value is reported and its default kept."""
+    from click.testing import CliRunner
+
+    from cortexmem.cli.app import cli
+
+    (repo / ".cortex").mkdir()
+    (repo / ".cortex" / "learning.yaml").write_text(setting + "\n")
+    for command in (["learn", "--dry-run"], ["dream"], ["review", "propose", "--dry-run"]):
+        result = CliRunner().invoke(cli, ["-C", str(repo), *command])
+        assert result.exit_code == 0, (result.output, result.exception)
+        assert setting.split(":")[0] in result.output + result.stderr
+
+
 # ----------------------------------------------------------------- on a real store
 
 

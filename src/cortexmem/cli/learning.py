@@ -50,8 +50,7 @@ def learn(click_ctx: click.Context, dry_run: bool, as_of: str | None, as_json: b
     if as_json:
         print_json(report.to_dict())
         return
-    for problem in report.problems:
-        click.echo(f"warning: {problem}", err=True)
+    _warn(report.problems)
     p = report.plan
     click.echo(
         f"{p.observations} observations over {p.sessions} sessions in the window: "
@@ -77,6 +76,12 @@ def learn(click_ctx: click.Context, dry_run: bool, as_of: str | None, as_json: b
         click.echo(f"  archived: {', '.join(i.label for i in p.archived[:10])}")
     if report.suggested:
         click.echo(f"{report.suggested} new suggestions: see `cortex review`.")
+
+
+def _warn(problems: list[str]) -> None:
+    """What ``learning.yaml`` holds that was ignored (its default kept), one line each."""
+    for problem in problems:
+        click.echo(f"warning: {problem}", err=True)
 
 
 # ------------------------------------------------------------------------------------ review
@@ -244,7 +249,8 @@ def propose(click_ctx: click.Context, use_model: bool, dry_run: bool, as_json: b
     from cortexmem.services.suggest import propose as run
 
     ctx = open_context(click_ctx)
-    config, _ = load_config(ctx.paths)
+    config, problems = load_config(ctx.paths)
+    _warn(problems)
     report = run(ctx, config, use_model=use_model, dry_run=dry_run)
     if as_json:
         print_json(report.to_dict())
@@ -292,8 +298,11 @@ def dream(click_ctx: click.Context, do_apply: bool, as_json: bool) -> None:
     a person's yes in `cortex review`.
     """
     from cortexmem.services.dream import dream as run
+    from cortexmem.services.learn import load_config
 
-    report = run(open_context(click_ctx), apply=do_apply)
+    ctx = open_context(click_ctx)
+    _warn(load_config(ctx.paths)[1])
+    report = run(ctx, apply=do_apply)
     if as_json:
         print_json(report.to_dict())
         return

@@ -36,7 +36,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Final
 
 from cortexmem.core.command_form import form_step
 from cortexmem.core.extraction.commands import step_kind
@@ -44,6 +44,12 @@ from cortexmem.model import Instinct, Observation, format_time, parse_time
 
 # How far after a failed command its fix may come (observations of the same session).
 FIX_REACH = 5
+
+
+# The largest a setting may be, by its unit (the end of its name): ten years of days or hours,
+# a million of anything counted, 1 for a share.
+MAX_SETTING: Final = {"days": 3650.0, "hours": 87_600.0}
+MAX_COUNT: Final = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -88,11 +94,18 @@ class LearningConfig:
             if isinstance(value, bool) or not isinstance(value, int | float):
                 problems.append(f"{key}: expected a number, got {value!r}")
                 continue
-            if value < 0 or (kind is int and value != int(value)) or math.isnan(value):
+            if (
+                value < 0
+                or math.isnan(value)
+                or math.isinf(value)
+                or (kind is int and value != int(value))
+            ):
                 problems.append(f"{key}: {value!r} is not a valid value")
                 continue
-            if key in ("drop_below", "promote_at", "max_session_share") and value > 1:
-                problems.append(f"{key}: {value!r} is above 1")
+            limit = MAX_SETTING.get(key.rsplit("_", 1)[-1], MAX_COUNT if kind is int else 1.0)
+            if value > limit:
+                # a share above 1; a date that far back or ahead is past what a calendar holds
+                problems.append(f"{key}: {value!r} is above {limit:g}")
                 continue
             if key in ("half_life_days", "window_days") and value == 0:
                 problems.append(f"{key}: must be above 0")
