@@ -576,6 +576,17 @@ def test_only_raw_lessons_nothing_used_are_pruned_after_30_days(ctx: Context):
     assert store.get_lesson(recalled.id).status == "active"
 
 
+def test_a_lesson_is_found_by_the_start_of_the_short_id_the_list_shows(ctx: Context):
+    """`cortex lessons` shows each lesson's short id (its random tail); the start of it was
+    "no lesson", though the start of the long id works (an independent review)."""
+    from cortexmem.core.lessons.render import short_id
+
+    store = ctx.writable("project")
+    x = store.add_lesson(Lesson(text="When `uv run pytest` fails on the cache, clear it"))[0]
+    assert store.get_lesson(short_id(x.id)[:5]).id == x.id
+    assert store.get_lesson(short_id(x.id)).id == x.id and store.get_lesson(x.id[:12]).id == x.id
+
+
 def test_the_cli(ctx: Context, repo: Path):
     from conftest import cortex
 

@@ -285,7 +285,10 @@ def test_refuse_and_patch_through_the_command_line(repo: Path):
     assert "already modified" in out
     audit = json.loads(run("review", "audit", "--json"))
     assert [a["action"] for a in audit] == ["patch", "refuse"]
+    assert audit[1]["reason"] == "not how we work" and "diff" not in audit[1]
+    assert "(not how we work)" in run("review", "audit")
     assert run("review") == "No suggestions waiting.\n"
+    assert "--as-of" in run("learn", "--as-of", "yesterday", code=2)  # a usage error
 
 
 def test_review_mistakes_a_script_or_a_person_can_make_are_stopped_plainly(repo: Path):

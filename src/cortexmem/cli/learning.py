@@ -7,6 +7,7 @@ Registered on the main group by ``cortexmem.cli.app``.
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 import click
 
@@ -20,7 +21,9 @@ def parse_moment(text: str | None) -> datetime | None:
     try:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        raise CortexError(f"not a date or time: {text!r} (use e.g. 2026-03-04T12:00)") from None
+        raise click.BadParameter(
+            f"not a date or time: {text!r} (use e.g. 2026-03-04T12:00)", param_hint="--as-of"
+        ) from None
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
@@ -197,7 +200,6 @@ def apply_(click_ctx: click.Context, ref: str, yes: bool, as_json: bool) -> None
 @click.pass_context
 def patch(click_ctx: click.Context, ref: str, yes: bool, as_json: bool, text: str | None) -> None:
     """Edit a suggestion's text in $EDITOR, then apply it."""
-    from cortexmem.errors import CortexError
     from cortexmem.project.files import write_atomic
     from cortexmem.services.review import find
 
@@ -276,10 +278,18 @@ def audit(click_ctx: click.Context, as_json: bool, limit: int) -> None:
     store = open_context(click_ctx).store("project")
     entries = store.audit_entries(limit) if store is not None else []
     if as_json:
-        print_json([asdict(e) for e in entries])
+        print_json([_audit_record(asdict(e)) for e in entries])
         return
     for e in entries:
-        click.echo(f"{e.at}  {e.who}  {e.action}  {e.suggestion_id}  {e.target}")
+        why = f"  ({e.diff})" if e.action == "refuse" and e.diff else ""
+        click.echo(f"{e.at}  {e.who}  {e.action}  {e.suggestion_id}  {e.target}{why}")
+
+
+def _audit_record(entry: dict[str, Any]) -> dict[str, Any]:
+    """An audit line as JSON: a refusal keeps its reason where an edit keeps its diff."""
+    if entry["action"] == "refuse":
+        entry["reason"] = entry.pop("diff")
+    return entry
 
 
 # ------------------------------------------------------------------------------------- dream

@@ -144,7 +144,7 @@ class LessonRooms(Transactions):
             return conn.execute(
                 "SELECT data FROM lessons WHERE id LIKE ? ESCAPE '\\' OR id LIKE ? ESCAPE '\\' "
                 "ORDER BY id LIMIT 2",
-                (_prefix(lesson_id), "%-" + _prefix(lesson_id)[:-1]),
+                (_prefix(lesson_id), "%-" + _prefix(lesson_id)),  # the id or its tail
             ).fetchall()
 
         rows = self.read(op)
