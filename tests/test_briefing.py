@@ -10,6 +10,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -197,7 +198,7 @@ def test_the_budget_holds_except_for_the_overflow_rule(pairs, with_plan, command
     items = [Item(m, score) for m, score in pairs]
     plan = Plan("p", (PlanStep("step one", "pending"),)) if with_plan else None
     runs = tuple(Command(c, 2) for c in commands)
-    data = BriefingInput("proj", "main", NOW, items, plan, runs, tuple(files), tuple(files))
+    data = BriefingInput("proj", "main", NOW, items, plan, runs, tuple(files))
     result = build(data, estimate_tokens)
     assert result.budget <= MAX_BUDGET
     by_id = {m.id: m for m, _ in pairs}
@@ -538,3 +539,30 @@ def test_a_summary_shows_its_outcome_behind_a_long_goal():
     assert "outcome: The retry now uses `backoff.expo`" in text
     assert "files: app/retry.py" in text
     assert "Perfect" not in text
+
+
+REAL_SAMPLE = (
+    Path(__file__).resolve().parents[1].parent / "shared" / "data" / "transcripts"
+    / "claude-code-log-real_projects" / "-Users-dain-workspace-claude-code-log-sample"
+)  # fmt: skip
+
+
+@pytest.mark.skipif(not REAL_SAMPLE.exists(), reason=f"{REAL_SAMPLE} is not here")
+def test_titles_an_older_transcript_carries_for_other_sessions_are_not_its_recent_sessions(
+    repo: Path, tmp_path: Path
+):
+    """A `summary` line names the session its leafUuid ends, and of 77 in the shared sessions
+    76 name one in another file or in none: "Recent sessions: TUI Improvements …" described
+    work days older than the sessions captured last (an independent reading)."""
+    import shutil
+
+    from cortexmem.hosts.claude_code.reader import READER
+    from cortexmem.services.ingest import ingest
+
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    shutil.copy(REAL_SAMPLE / "89488521-e2e7-4d97-bc02-38197efdddc8.jsonl", folder)
+    ingest([folder], reader=READER, into=repo)
+    with Context.for_cwd(repo) as ctx:
+        text = make_briefing(ctx).markdown
+    assert "TUI Improvements" not in text and "Recent sessions" not in text

@@ -147,7 +147,6 @@ class BriefingInput:
     plan: Plan | None = None
     commands: Sequence[Command] = ()
     files: Sequence[str] = ()  # the files worked on most, most first
-    sessions: Sequence[str] = ()  # the newest sessions' titles, newest first
     alerts: Sequence[str] = ()  # what needs the person (a review queue grown too long)
 
 
@@ -528,9 +527,6 @@ def pools_of(
     for item in summaries[1:]:
         line = item_line(item, data.now, data.branch, ITEM_CHARS, listed)
         pools["state"].append((line, item, words(item.memory.content)))
-    if data.sessions:
-        titles = "; ".join(shorten(t, 70) for t in data.sessions[:3])
-        pools["state"].append((f"- Recent sessions: {titles}", None, frozenset()))
     folds = fold_howtos([i for i in ranked if section_of(i.memory) == "howto"])
     for item in ranked:
         section = section_of(item.memory)

@@ -173,7 +173,7 @@ def gather(ctx: Context, branch: str | None, now: datetime) -> BriefingInput:
                 if branch and memory.branch == branch:
                     score += BRANCH_BOOST
                 items.append(Item(memory, score, note))
-    commands, files, sessions, alerts = [], [], [], []
+    commands, files, alerts = [], [], []
     project = ctx.store("project")
     if project is not None:
         from cortexmem.services.learn import review_status
@@ -182,10 +182,8 @@ def gather(ctx: Context, branch: str | None, now: datetime) -> BriefingInput:
         alerts = [alert] if alert else []
         commands = howto_commands(project.recent_events(("command", "test_run"), COMMAND_EVENTS))
         files = worked_files(project.recent_events(("file_modified",), FILE_EVENTS))
-        titles = [e.content for e in project.recent_events(("session_summary",), 3)]
-        sessions = [t for t in dict.fromkeys(titles) if t]
     return BriefingInput(ctx.paths.name, branch, now, items, active_plan(ctx, branch),
-                         commands, files, sessions, alerts)  # fmt: skip
+                         commands, files, alerts)  # fmt: skip
 
 
 def make_briefing(
