@@ -376,6 +376,34 @@ def test_a_command_read_whole_or_in_two_passes_gives_the_same_episodes(tmp_path:
     assert "b3BlbnNzaC1rZXktdjEA" not in " ".join(kept["whole"])
 
 
+def test_a_command_the_person_ran_is_kept_with_the_end_of_what_it_printed(store, tmp_path: Path):
+    """`!uv run pytest` in the prompt: Claude Code writes the command, then what it printed,
+    as the person's turns; both were skipped as the host's words, and "which tests fail now"
+    had no answer (an independent reading). Kept as a command that acted, its head and its
+    verdict (pytest's comes last), across a pass too; a look (`!git status`) is not."""
+    secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    header = "=" * 29 + " test session starts " + "=" * 30 + "\nplatform linux\n" * 120
+    lines = [
+        record(1, "<bash-input>uv run pytest test/test_names.py</bash-input>"),
+        record(2, f"<bash-stdout>{header}token {secret}\nFAILED test/test_names.py::test_nested"
+                  "\n===== 5 failed, 6 passed in 0.37s =====</bash-stdout><bash-stderr>"
+                  "</bash-stderr>"),
+        record(3, "<bash-input>git status</bash-input>"),
+        record(4, "<bash-stdout>On branch main\nnothing to commit</bash-stdout>"),
+    ]  # fmt: skip
+    t = tmp_path / "s.jsonl"
+    write(t, lines[:1])  # the command in one pass, what it printed in the next
+    capture.capture_transcript(store, t, reader=READER, session_id="sess-ep")
+    write(t, lines)
+    capture.capture_transcript(store, t, reader=READER, session_id="sess-ep")
+    (ran,) = [e.text for e in store.iter_episodes() if e.role == "ran"]
+    assert ran.startswith("$ uv run pytest test/test_names.py\n=====")
+    assert ran.endswith("===== 5 failed, 6 passed in 0.37s =====")
+    assert "FAILED test/test_names.py::test_nested" in ran and secret not in ran
+    assert len(ran) <= MAX_CHUNK
+    assert not [e for e in store.iter_episodes() if "<bash-" in e.text]
+
+
 def test_a_command_refused_keeps_nothing_of_what_it_would_have_printed(store, tmp_path: Path):
     """The person said no: the call did not run, so there is neither output nor failure."""
     refusal = {"type": "tool_result", "tool_use_id": "t1", "is_error": True,

@@ -157,6 +157,10 @@ class EpisodeCollector:
         # The folder the session started in: a written file's path stays relative to it while
         # the shell is in a sub-folder (``core.text.base_folder``).
         self.home: str | None = home
+        # A command the person ran themselves (its head, redacted), awaiting what it printed.
+        self.shell_input = re.compile(dialect.shell_input) if dialect.shell_input else None
+        self.shell_output = re.compile(dialect.shell_output) if dialect.shell_output else None
+        self.person_ran: str | None = None
 
     def to_state(self) -> dict[str, Any]:
         """What this collector carries from one entry to the next, JSON-ready."""
@@ -176,6 +180,7 @@ class EpisodeCollector:
                 for k, (head, looks) in list(self.commands.items())[-MAX_PENDING_WRITES:]
             ],
             "home": redact(self.home) if self.home else self.home,
+            "person_ran": self.person_ran,
         }
 
     def load_state(self, state: object) -> None:
@@ -196,6 +201,8 @@ class EpisodeCollector:
         writes = _saved(state, "writes", 3)
         if writes is not None:
             self.writes = {str(w[0]): (str(w[1]), str(w[2])) for w in writes}
+        ran = state.get("person_ran")
+        self.person_ran = ran if isinstance(ran, str) else None
 
     def feed(self, entry: Entry) -> list[Episode]:
         """Never raises on content: a malformed entry yields nothing."""
@@ -265,6 +272,8 @@ class EpisodeCollector:
         if not text:
             return out
         if entry.role == "user":
+            if not entry.is_sidechain and self.shell_input is not None:
+                out += self._person_shell(entry, text)
             if entry.is_sidechain or is_host_text(text, self.dialect):
                 return out  # a subagent's task (its parent said it) or the host's own words
             out += self._episodes(entry, text, "user")
@@ -286,6 +295,23 @@ class EpisodeCollector:
         if not printed:
             return []
         return self._episodes(entry, f"$ {head}\n{printed}", "ran", redacted=True)
+
+    def _person_shell(self, entry: Entry, text: str) -> list[Episode]:
+        """A command the person ran themselves (``!`` in Claude Code), then what it printed:
+        kept as a command that acted is (``ran``), its head and its end (a test run's verdict
+        comes last). What only looks (``git status``, ``ls``) is the repository's."""
+        asked = self.shell_input.match(text) if self.shell_input else None
+        if asked is not None:
+            command = asked.group("command").strip()
+            looks = not command or is_read_only_command(command)
+            self.person_ran = None if looks else clip_redacted(command, MAX_COMMAND)
+            return []
+        printed = self.shell_output.match(text) if self.shell_output else None
+        command, self.person_ran = self.person_ran, None
+        if printed is None or command is None:
+            return []
+        said = "\n".join(p.strip() for p in (printed.group("out"), printed.group("err")) if p)
+        return self._ran(entry, command, head_and_end(said, MAX_RAN - len(command) - 3))
 
     def _read(self, entry: Entry, path: str, shown: str) -> list[Episode]:
         """A document of the project as it was read, under its path, as far as ``MAX_READ``
@@ -324,6 +350,17 @@ class EpisodeCollector:
             )
             for i, chunk in enumerate(chunks)
         ]
+
+
+def head_and_end(text: str, width: int) -> str:
+    """``text`` redacted, as far as ``width``: its first third and its last two thirds around
+    "…" when it is longer. Each part is redacted with a margin before it is cut."""
+    if len(text) <= width:
+        return redact(text)
+    head = clip_redacted(text, width // 3)
+    keep = width - len(head) - 3
+    end = redact(text[-(keep + REDACT_MARGIN) :])[-keep:]
+    return f"{head}\n…\n{end.lstrip()}"
 
 
 def _await(

@@ -116,7 +116,10 @@ class Dialect:
     ``plan_handoff``: a regular expression of how a user turn the host wrote to start work on a
     plan the person approved begins (the plan follows it); ``interrupted``: how a user turn the
     host wrote when the person stopped the assistant begins (what they say next corrects it);
-    ``attachment``: a regular expression of how the host marks a picture pasted into a prompt.
+    ``attachment``: a regular expression of how the host marks a picture pasted into a prompt;
+    ``shell_input`` and ``shell_output``: regular expressions of the turns the host writes when
+    the person runs a command themselves (its group ``command``; then what it printed, groups
+    ``out`` and ``err``).
     """
 
     injected_tags: tuple[str, ...] = ()
@@ -127,6 +130,8 @@ class Dialect:
     plan_handoff: str | None = None
     interrupted: tuple[str, ...] = ()
     attachment: str | None = None
+    shell_input: str | None = None
+    shell_output: str | None = None
 
 
 PLAIN: Final = Dialect()

@@ -198,6 +198,12 @@ DIALECT: Final = Dialect(
     plan_handoff=r"^\s*Implement the following plan:\s*",
     interrupted=("[Request interrupted by user",),
     attachment=r"\[Image #\d+\]",
+    # A command the person ran with `!` in the prompt, then what it printed.
+    shell_input=r"(?s)^\s*<bash-input>(?P<command>.*?)</bash-input>\s*$",
+    shell_output=(
+        r"(?s)^\s*<bash-stdout>(?P<out>.*?)</bash-stdout>\s*"
+        r"(?:<bash-stderr>(?P<err>.*?)</bash-stderr>)?"
+    ),
 )
 
 
