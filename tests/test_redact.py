@@ -302,6 +302,7 @@ def test_passwords_in_urls_assignments_headers_and_flags(text, secret):
         "sqlplus / as sysdba; rman target /",
         "connect the src/Foo2 module; we connect src/a.py@v2 to b",
         "Connect frontend/backend services",
+        "the build target src/Main2 needs a connection; a catalog app/Models2 over it",
         "CONNECT system/&&password_system@&&connect_string\nconn hr/&hr_pass",
     ],
 )

@@ -55,7 +55,6 @@ _VALUED_OPTIONS = {
     "go": ("-C",),
     "just": ("-f", "--justfile", "-d", "--working-directory"),
     "mise": ("-C", "--cd", "-E", "--env"),
-    "uv": ("--directory", "--project"),
 }
 # Subcommands that take a script or target name after them (``npm run test``).
 _SCRIPT_RUNNERS = frozenset({"run", "exec", "x"})

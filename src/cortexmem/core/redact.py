@@ -289,6 +289,14 @@ def _password_check(value: str, match: re.Match[str]) -> bool:
     return _looks_secret(value, password=True)
 
 
+# user/password (the password maybe quoted, the whole maybe in escaped quotes) before @ or the
+# end of the word: how Oracle's tools take a login.
+_ORACLE_LOGIN: Final = (
+    r"\\?[\"']?[A-Za-z][\w$#]{0,127}/"
+    r"(?:\"([^\"\n]{1,200})\"|([^\s@/\"'()\\]{1,200}))(?=@|\\?[\"']?(?:\s|$))"
+)
+
+
 def _oracle_password_check(value: str, match: re.Match[str]) -> bool:
     """Not a SQL*Plus substitution variable (``&&password_system``): a name, not a value."""
     return not value.startswith("&") and _looks_secret(value, password=True)
@@ -498,11 +506,16 @@ OWN_RULES: list[Rule] = [
         # CONNECT app/… in a script); options may take an argument (-R 3, -M "csv on")
         "oracle-password",
         r"(?im)(?:\b(?:sqlplus|sqlldr|expdp|impdp|rman|dgmgrl)"
-        r"(?:\s+-\w+(?:\s+(?:\d+|\"[^\"\n]*\"|'[^'\n]*'))?)*\s+"
-        r"|\b(?:userid=|target\s+|catalog\s+|auxiliary\s+)"
-        r"|^[ \t]*(?:SQL>[ \t]*)?conn(?:ect)?[ \t]+)"
-        r"\\?[\"']?[A-Za-z][\w$#]{0,127}/"
-        r"(?:\"([^\"\n]{1,200})\"|([^\s@/\"'()\\]{1,200}))(?=@|\\?[\"']?(?:\s|$))",
+        r"(?:\s+-\w+(?:\s+(?:\d+|\"[^\"\n]*\"|'[^'\n]*'))?)*\s+(?:userid=|target\s+)?"
+        r"|^[ \t]*(?:SQL>[ \t]*)?conn(?:ect)?[ \t]+)" + _ORACLE_LOGIN,
+        group=-1,
+        check=_oracle_password_check,
+    ),
+    Rule(
+        # rman's other connections on the same line (only where rman is named: "catalog" and
+        # "auxiliary" are common words)
+        "rman-password",
+        r"(?i)\b(?:catalog|auxiliary)\s+" + _ORACLE_LOGIN,
         group=-1,
         check=_oracle_password_check,
     ),
@@ -707,6 +720,7 @@ _OWN_KEYWORDS: dict[str, tuple[str, ...]] = {
     "netrc-password": ("password",),
     "mysql-password": ("mysql", "mariadb"),
     "oracle-password": ("sqlplus", "sqlldr", "expdp", "impdp", "rman", "dgmgrl", "conn"),
+    "rman-password": ("rman",),
     "cut-token": ("…", "..."),
     "cli-password": ("login",),
     "sshpass": ("sshpass",),
