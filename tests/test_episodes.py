@@ -402,6 +402,13 @@ def test_a_command_the_person_ran_is_kept_with_the_end_of_what_it_printed(store,
     assert "FAILED test/test_names.py::test_nested" in ran and secret not in ran
     assert len(ran) <= MAX_CHUNK
     assert not [e for e in store.iter_episodes() if "<bash-" in e.text]
+    # an output so long that its closing tag was cut off with its end is still kept
+    long = [record(5, "<bash-input>make test</bash-input>"),
+            record(6, "<bash-stdout>" + "building\n" * 30_000)]  # fmt: skip
+    write(t, lines + long)
+    capture.capture_transcript(store, t, reader=READER, session_id="sess-ep")
+    made = [e.text for e in store.iter_episodes() if e.text.startswith("$ make test")]
+    assert made and "more characters]" in made[0] and len(made[0]) <= MAX_CHUNK
 
 
 def test_a_command_refused_keeps_nothing_of_what_it_would_have_printed(store, tmp_path: Path):

@@ -200,9 +200,9 @@ DIALECT: Final = Dialect(
     attachment=r"\[Image #\d+\]",
     # A command the person ran with `!` in the prompt, then what it printed.
     shell_input=r"(?s)^\s*<bash-input>(?P<command>.*?)</bash-input>\s*$",
-    shell_output=(
-        r"(?s)^\s*<bash-stdout>(?P<out>.*?)</bash-stdout>\s*"
-        r"(?:<bash-stderr>(?P<err>.*?)</bash-stderr>)?"
+    shell_output=(  # its end may be cut off with a long output's middle
+        r"(?s)^\s*<bash-stdout>(?P<out>.*?)(?:</bash-stdout>|\Z)\s*"
+        r"(?:<bash-stderr>(?P<err>.*?)(?:</bash-stderr>|\Z))?"
     ),
 )
 
