@@ -31,6 +31,8 @@ ADVERSARIAL: dict[str, Callable[[int], str]] = {
     "curl curl curl": lambda n: "curl " * (n // 5),
     "mysql mysql": lambda n: "mysql " * (n // 6),
     "docker login": lambda n: "docker login " * (n // 13),
+    "sqlplus -a 1 …": lambda n: "sqlplus" + " -a 1" * (n // 5),
+    "conn a/b lines": lambda n: "conn a/b\n" * (n // 9),
     "a.a.a. then ://": lambda n: "a." * (n // 2) + " ://",
     "password=(((": lambda n: "password=" + "(" * n,
     "name: X value: (k8s)": lambda n: "name: DB_PASSWORD value: " * (n // 25),
