@@ -32,6 +32,7 @@ ADVERSARIAL: dict[str, Callable[[int], str]] = {
     "mysql mysql": lambda n: "mysql " * (n // 6),
     "docker login": lambda n: "docker login " * (n // 13),
     "sqlplus -a 1 …": lambda n: "sqlplus" + " -a 1" * (n // 5),
+    "sqlplus -sqlplus …": lambda n: "sqlplus" + " -sqlplus" * (n // 9) + " !",
     "conn a/b lines": lambda n: "conn a/b\n" * (n // 9),
     "a.a.a. then ://": lambda n: "a." * (n // 2) + " ://",
     "password=(((": lambda n: "password=" + "(" * n,

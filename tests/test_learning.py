@@ -271,6 +271,11 @@ def test_automated_sessions_are_not_learned_from():
         ("git --no-pager log -5", "git log", "git"),
         ("make -C app test", "make test", "make"),
         ("gh -R org/repo pr list", "gh pr", "gh"),
+        # an option not known might take a value: the form stops at the program (a fifth
+        # review: `npm --loglevel warn install` was "npm warn")
+        ("npm --loglevel warn install", "npm", "npm"),
+        ("cargo --color always build", "cargo", "cargo"),
+        ("git --git-dir=.git log", "git log", "git"),
     ],
 )
 def test_a_command_form_keeps_how_a_program_runs_and_nothing_it_runs_on(command, form, program):

@@ -585,6 +585,8 @@ def test_a_lesson_is_found_by_the_start_of_the_short_id_the_list_shows(ctx: Cont
     x = store.add_lesson(Lesson(text="When `uv run pytest` fails on the cache, clear it"))[0]
     assert store.get_lesson(short_id(x.id)[:5]).id == x.id
     assert store.get_lesson(short_id(x.id)).id == x.id and store.get_lesson(x.id[:12]).id == x.id
+    middle = x.id.split("-")[1]  # the time part: no short id starts with it
+    assert store.get_lesson(middle[:4]) is None
 
 
 def test_the_cli(ctx: Context, repo: Path):

@@ -303,6 +303,7 @@ def test_passwords_in_urls_assignments_headers_and_flags(text, secret):
         "connect the src/Foo2 module; we connect src/a.py@v2 to b",
         "Connect frontend/backend services",
         "the build target src/Main2 needs a connection; a catalog app/Models2 over it",
+        "Improve performance of the catalog api/v2Beta3 endpoint; auxiliary scripts/build2Fast",
         "CONNECT system/&&password_system@&&connect_string\nconn hr/&hr_pass",
     ],
 )
@@ -636,10 +637,32 @@ def test_what_names_no_secret_stays_under_a_key_that_does():
     assert redact_value(kept) == kept
 
 
-def test_a_session_named_by_its_uuid_is_an_identifier_not_a_secret():
-    """How Claude Code names a session: under "session" it was taken for a session cookie,
-    and a lesson's list of sessions lost them on export (a fourth review)."""
+def test_a_list_of_sessions_is_ids_but_a_session_cookie_stays_a_secret():
+    """How Claude Code names a session: a lesson's list of sessions lost them on export (a
+    fourth review); a UUID under "session" may be a cookie (a browser's saved state), and a
+    fifth review found it kept once UUIDs were taken for ids everywhere."""
     uuid = "0a93878f-dc30-4a5d-882f-3cd81cd3d499"
-    assert redact(f'session = "{uuid}"') == f'session = "{uuid}"'
     assert redact_value({"sessions": [uuid]}) == {"sessions": [uuid]}
+    assert uuid not in redact(f'session = "{uuid}"') + redact(f"export SESSION={uuid}")
+    jar = {"cookies": [{"name": "session", "value": uuid, "domain": "app.example.com"}]}
+    assert uuid not in json.dumps(redact_value(jar))
     assert "eyJhbGci" not in redact("session=eyJhbGciOiJIUzI1NiJ9abcdefXYZ123")
+
+
+def test_a_token_longer_than_the_margin_is_read_whole_before_any_cut():
+    """An access token with its claims runs to 5 kB, past the 2,000 characters read beyond a
+    cut: its first part was kept by a cut through it, and the end of its output by a
+    command's kept end (a fifth review)."""
+    import base64
+
+    from cortexmem.core.episodes import head_and_end
+    from cortexmem.core.text import clip_redacted
+
+    claims = json.dumps({"groups": [f"g{n:04d}" for n in range(400)]}).encode()
+    jwt = "eyJhbGciOiJSUzI1NiJ9." + base64.urlsafe_b64encode(claims).decode() + "." + "Sig" * 90
+    output = f'{{\n  "accessToken": "{jwt}",\n  "expiresOn": "2026-01-01"\n}}'
+    busy = "build output line\n" * 200 + f"token {jwt} done\n" + "tail line\n" * 20
+    for kept in (clip_redacted(output, 366), head_and_end(output, 1_100),
+                 head_and_end(busy, 1_100), clip_redacted("x " * 100 + jwt, 300)):  # fmt: skip
+        assert jwt[30:60] not in kept and jwt[-40:] not in kept, kept
+    assert head_and_end(output, 1_100) == redact(output)  # all of it fits once redacted

@@ -289,6 +289,7 @@ def test_refuse_and_patch_through_the_command_line(repo: Path):
     assert "(not how we work)" in run("review", "audit")
     assert run("review") == "No suggestions waiting.\n"
     assert "--as-of" in run("learn", "--as-of", "yesterday", code=2)  # a usage error
+    assert "out of range" in run("learn", "--as-of", "0001-01-02", code=2)
 
 
 def test_review_mistakes_a_script_or_a_person_can_make_are_stopped_plainly(repo: Path):
@@ -375,6 +376,15 @@ def test_a_rule_goes_after_a_code_block_that_holds_a_comment_not_inside_it():
     assert after == before.replace(
         "```\n\n## Other", "```\n- Run tests with `uv run pytest`.\n\n## Other"
     )
+
+
+def test_a_rule_never_goes_inside_a_fence_of_four_backticks_holding_one_of_three():
+    from cortexmem.core.suggestions import SECTION, add_to_section
+
+    nested = f"{SECTION}\n\n- a\n\n````md\n```bash\n# x\n```\n````\n\n## Next\n"
+    assert add_to_section(nested, "- NEW") == nested.replace("````\n\n##", "````\n- NEW\n\n##")
+    indented = f"{SECTION}\n\n- a\n    ```not a fence\n\n## Next\n"
+    assert add_to_section(indented, "- NEW").index("- NEW") < indented.index("## Next")
 
 
 def test_a_refused_look_is_no_permission_rule():

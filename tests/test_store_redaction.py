@@ -340,6 +340,13 @@ def test_a_file_that_cannot_be_checked_is_named_with_why(older_store: Path, monk
     assert f"{big} not checked (" in text and "anything secret in it is still there" in text
 
 
+def test_a_json_line_with_a_byte_that_is_not_utf8_keeps_it_as_it_was(tmp_path: Path):
+    lines = tmp_path / "records.jsonl"
+    lines.write_bytes(b'{"msg": "caf\xe9 ok", "password": "Xk9mPq2vLz77Hq"}\n')
+    assert redact_file(lines, apply=True) == 1
+    assert lines.read_bytes() == b'{"msg": "caf\xe9 ok", "password": "[REDACTED:assignment]"}\n'
+
+
 def test_a_json_line_with_half_an_emoji_is_redacted_and_keeps_its_escapes(tmp_path: Path):
     """A lone surrogate escape (an emoji cut in half) crashed the whole run, leaving every
     later file with its secrets; an escaped non-UTF-8 name came back as a raw byte (a second

@@ -24,6 +24,8 @@ def parse_moment(text: str | None) -> datetime | None:
         raise click.BadParameter(
             f"not a date or time: {text!r} (use e.g. 2026-03-04T12:00)", param_hint="--as-of"
         ) from None
+    if not 1970 <= moment.year <= 9000:  # a window of days before it must still be a date
+        raise click.BadParameter(f"{text!r} is out of range", param_hint="--as-of")
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 

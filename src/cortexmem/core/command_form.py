@@ -40,7 +40,9 @@ _SUBCOMMANDS = frozenset(
 )
 # Options a program takes before its subcommand, with a value after them (``git -C dir
 # stash``, ``make -C app test``): skipped with their value, so the form is ``git stash``, not
-# ``git`` (a rule made of ``git`` alone would cover every git command).
+# ``git`` (a rule made of ``git`` alone would cover every git command). Any other option stops
+# the form at the program: whether it takes a value is not known (``npm --loglevel warn
+# install`` is not ``npm warn``), except the flags below and ``--name=value``.
 _VALUED_OPTIONS = {
     "git": ("-C", "-c", "--git-dir", "--work-tree", "--namespace"),
     "make": ("-C", "-f", "--directory", "--file", "--makefile"),
@@ -55,6 +57,13 @@ _VALUED_OPTIONS = {
     "go": ("-C",),
     "just": ("-f", "--justfile", "-d", "--working-directory"),
     "mise": ("-C", "--cd", "-E", "--env"),
+}
+_FLAGS = {
+    "git": ("--no-pager", "-P", "--paginate", "--bare", "--no-replace-objects"),
+    "docker": ("-D", "--debug"),
+    "cargo": ("-q", "--quiet", "-v", "--verbose", "--frozen", "--locked", "--offline"),
+    "npm": ("-s", "--silent", "-q", "--quiet"),
+    "make": ("-s", "--silent", "-k", "--keep-going", "-B", "--always-make"),
 }
 # Subcommands that take a script or target name after them (``npm run test``).
 _SCRIPT_RUNNERS = frozenset({"run", "exec", "x"})
@@ -142,7 +151,7 @@ def command_form(command: object) -> str | None:
                     out.append(words[i])
             return " ".join(out)
         if name in _SUBCOMMANDS:
-            i = _past_options(words, i, _VALUED_OPTIONS.get(name, ()))
+            i = _past_options(words, i, _VALUED_OPTIONS.get(name, ()), _FLAGS.get(name, ()))
         if name in _SUBCOMMANDS and i < len(words) and _plain(words[i]):
             out.append(words[i])
             if words[i] in _SCRIPT_RUNNERS and i + 1 < len(words) and _plain(words[i + 1]):
@@ -151,11 +160,17 @@ def command_form(command: object) -> str | None:
     return " ".join(out) or None
 
 
-def _past_options(words: list[str], i: int, valued: tuple[str, ...]) -> int:
-    """The index of the first word after the options at ``i`` (``--no-pager``,
-    ``--git-dir=x``; ``-C dir`` with its value when the program's ``valued`` has it)."""
+def _past_options(words: list[str], i: int, valued: tuple[str, ...], flags: tuple[str, ...]) -> int:
+    """The index of the first word after the options at ``i`` (``-C dir`` when ``valued``
+    has it, a flag of ``flags``, ``--git-dir=x``); ``len(words)`` at an option not known,
+    so no subcommand is taken (its value might be taken for one)."""
     while i < len(words) and words[i].startswith("-") and len(words[i]) > 1:
-        i += 2 if words[i] in valued else 1
+        if words[i] in valued:
+            i += 2
+        elif words[i] in flags or (words[i].startswith("--") and "=" in words[i]):
+            i += 1
+        else:
+            return len(words)
     return i
 
 

@@ -34,6 +34,7 @@ from cortexmem.core.text import (
     clip_redacted,
     is_document,
     project_document,
+    redacted_head,
     relative_path,
 )
 from cortexmem.model import Episode, Memory, SourceContext, normalise_time, parse_time, utc_now
@@ -354,13 +355,19 @@ class EpisodeCollector:
 
 def head_and_end(text: str, width: int) -> str:
     """``text`` redacted, as far as ``width``: its first third and its last two thirds around
-    "…" when it is longer. Each part is redacted with a margin before it is cut."""
-    if len(text) <= width:
-        return redact(text)
+    "…" when it is longer. Each part is redacted with a margin before it is cut, and the end's
+    window starts after a blank: a token longer than the margin (a 4 kB access token) would
+    otherwise begin before it, and its tail not be known for one."""
+    whole = redacted_head(text.strip(), width)  # the whole text when it ends in the window
+    if len(whole) <= width:
+        return whole
     head = clip_redacted(text, width // 3)
     keep = width - len(head) - 3
-    end = redact(text[-(keep + REDACT_MARGIN) :])[-keep:]
-    return f"{head}\n…\n{end.lstrip()}"
+    window = text[-(keep + REDACT_MARGIN) :]
+    blank = re.search(r"\s", window)
+    window = window[blank.end() :] if blank else ""
+    end = redact(window)[-keep:]
+    return f"{head}\n…\n{end.lstrip()}" if end.strip() else head
 
 
 def _await(

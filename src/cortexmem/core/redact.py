@@ -333,11 +333,10 @@ _ADDRESS_OF = re.compile(r"&[A-Za-z_][\w.]*")
 _OPENING = re.compile(r"[(\[]")
 _RAW_PREFIX = re.compile(r"(?<!\w)[bB]?[rR][bB]?$")
 _ONLY_SESSION = re.compile(r"(?i)[\w.-]*?sessions?(?:[_.-]?(?:id|ids|name))?")
-# A date-led session id, or a UUID: how Claude Code names a session (its transcript's file
-# name), an identifier, not a credential.
-_SESSION_LIKE = re.compile(
-    r"\d{4}-\d{2}-\d{2}(?:-[A-Za-z0-9]{1,40})?|(?i:[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12})"
-)
+_SESSION_LIKE = re.compile(r"\d{4}-\d{2}-\d{2}(?:-[A-Za-z0-9]{1,40})?")
+# How Claude Code names a session (its transcript's file name): under "sessions", a list of
+# them is ids (a lesson's); under "session" a UUID may be a session cookie, and stays a secret.
+_UUID = re.compile(r"(?i)[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}")
 # setup-uv-1-x86_64-unknown-linux-gnu-f6c65b…: lower-case words and numbers, a hash at the end
 _CACHE_KEY = re.compile(r"[a-z][a-z0-9_.]*(?:-[a-z0-9_.]+){2,}-[0-9a-f]{8,}")
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
@@ -360,8 +359,8 @@ def _a_word(identifier: str) -> bool:
 
 
 def _a_session_ref(value: str) -> bool:
-    """A date-led session id (``2025-12-10-xyz789``), a session's UUID, or a ref made of
-    words (``entire/sessions:entire/sessions``)."""
+    """A date-led session id (``2025-12-10-xyz789``) or a ref made of words
+    (``entire/sessions:entire/sessions``)."""
     if _SESSION_LIKE.fullmatch(value):
         return True
     refs = [part for part in value.split("/") if part]
@@ -397,7 +396,9 @@ def _assignment_check(value: str, match: re.Match[str]) -> bool:
             len(t) <= 6 or _PROSE_WORD.fullmatch(t) for t in tokens
         ):
             return False
-    if _ONLY_SESSION.fullmatch(name) and _a_session_ref(value):
+    if _ONLY_SESSION.fullmatch(name) and (
+        _a_session_ref(value) or (name.lower().endswith("sessions") and _UUID.fullmatch(value))
+    ):
         return False  # a session's id, date or ref ("Session: 2025-12-10-xyz789")
     if name.lower() == "pass" and match.group("v4") and " " in value.strip():
         return False  # what passed ("All tests pass: `mise run test:ci`"), not a password
@@ -505,17 +506,18 @@ OWN_RULES: list[Rule] = [
         # scott/Xk9mPq2@orcl, expdp "sys/…@db as sysdba", rman target …@cdb catalog …@rcat,
         # CONNECT app/… in a script); options may take an argument (-R 3, -M "csv on")
         "oracle-password",
-        r"(?im)(?:\b(?:sqlplus|sqlldr|expdp|impdp|rman|dgmgrl)"
-        r"(?:\s+-\w+(?:\s+(?:\d+|\"[^\"\n]*\"|'[^'\n]*'))?)*\s+(?:userid=|target\s+)?"
+        r"(?im)(?:(?<![\w-])(?:sqlplus|sqlldr|expdp|impdp|rman|dgmgrl)"
+        r"(?:[ \t]+-\w+(?:[ \t]+(?:\d+|\"[^\"\n]*\"|'[^'\n]*'))?){0,8}[ \t]+"
+        r"(?:userid=|target[ \t]+)?"
         r"|^[ \t]*(?:SQL>[ \t]*)?conn(?:ect)?[ \t]+)" + _ORACLE_LOGIN,
         group=-1,
         check=_oracle_password_check,
     ),
     Rule(
-        # rman's other connections on the same line (only where rman is named: "catalog" and
-        # "auxiliary" are common words)
+        # rman's other connections, on its line (only there: "catalog" and "auxiliary" are
+        # common words, and "rman" is in "performance")
         "rman-password",
-        r"(?i)\b(?:catalog|auxiliary)\s+" + _ORACLE_LOGIN,
+        r"(?i)\brman\b[^\n]{0,400}?\b(?:catalog|auxiliary)[ \t]+" + _ORACLE_LOGIN,
         group=-1,
         check=_oracle_password_check,
     ),

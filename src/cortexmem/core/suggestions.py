@@ -360,17 +360,27 @@ def add_to_section(before: str, text: str, heading: str | None = SECTION) -> str
     return "\n".join([*lines[:end], *addition, *gap, *rest]).strip("\n") + "\n"
 
 
+_FENCE: Final = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+
+
 def _section_end(lines: list[str], start: int) -> int:
     """Where the section that begins at ``start`` ends: the next heading, not a line of a
-    code block that starts with ``#`` (a shell comment in a fenced block)."""
+    code block that starts with ``#`` (a shell comment in a fenced block). Fences as
+    CommonMark reads them: a block opened by four backticks holds one of three, and is closed
+    only by a run of its own character at least as long, with nothing after it."""
     fence = ""
     for i in range(start, len(lines)):
-        stripped = lines[i].lstrip()
+        found = _FENCE.match(lines[i])
         if fence:
-            if stripped.startswith(fence):
-                fence = ""
-        elif stripped.startswith(("```", "~~~")):
-            fence = stripped[:3]
+            closes = (
+                found is not None
+                and found.group(1)[0] == fence[0]
+                and len(found.group(1)) >= len(fence)
+                and not found.group(2).strip()
+            )
+            fence = "" if closes else fence
+        elif found and not (found.group(1)[0] == "`" and "`" in found.group(2)):
+            fence = found.group(1)
         elif lines[i].startswith("#"):
             return i
     return len(lines)

@@ -63,19 +63,31 @@ def redacted_head(text: str, keep: int, start: int = 0) -> str:
     secret that straddles it (keys and tokens are far shorter; a private key block is matched
     to the window's end). A secret redacted inside the window shortens it (a private key of
     3,000 characters becomes a mark of 23): then the window grows until the margin past the
-    cut is whole again, or the text ends."""
+    cut is whole again, or the text ends. The window ends at a blank: a token longer than the
+    margin (an access token with its claims runs to 5 kB) is read whole, as far as
+    ``MAX_TOKEN`` characters without a blank."""
     from cortexmem.core.redact import redact
 
     wanted = keep - start + REDACT_MARGIN
-    end = start + wanted
+    end = _at_blank(text, start + wanted)
     while True:
         clean = redact(text[start:end])
         if len(clean) >= wanted or end >= len(text):
             return clean
-        end += wanted - len(clean) + REDACT_MARGIN
+        end = _at_blank(text, end + wanted - len(clean) + REDACT_MARGIN)
+
+
+def _at_blank(text: str, end: int) -> int:
+    """``end`` moved on to the next blank of ``text`` (not past ``MAX_TOKEN`` characters)."""
+    if end >= len(text):
+        return len(text)
+    found = _BLANK.search(text, end, end + MAX_TOKEN)
+    return found.start() if found else min(len(text), end + MAX_TOKEN)
 
 
 REDACT_MARGIN = 2_000
+MAX_TOKEN = 16_384
+_BLANK = re.compile(r"\s")
 
 
 # Files that are prose for people (notes, status, design), not code: what an assistant writes

@@ -12,6 +12,7 @@ editing them (``backups/review/``): those are theirs, not Cortex's record.
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -175,9 +176,14 @@ LATE_WAIT: Final = 0.002
 LINE_FILES: Final = frozenset({".log", ".jsonl", ".1"})
 
 
+# A byte that was not UTF-8, as read (``surrogateescape``): a text holding one is redacted
+# as text, not as JSON, so the byte is written back as it was (JSON would escape it).
+_RAW_BYTE: Final = re.compile("[\udc80-\udcff]")
+
+
 def _redacted_text(path: Path, text: str) -> str:
     if path.suffix == ".json":
-        clean = redact_json_text(text)
+        clean = None if _RAW_BYTE.search(text) else redact_json_text(text)
         return redact(text) if clean is None else clean
     if path.suffix in LINE_FILES:
         return "".join(_line(line) for line in text.splitlines(keepends=True))
@@ -190,5 +196,6 @@ def _marks(text: str) -> int:
 
 def _line(line: str) -> str:
     body = line.rstrip("\r\n")
-    clean = redact_json_text(body) if body.startswith(("{", "[")) else None
+    as_json = body.startswith(("{", "[")) and not _RAW_BYTE.search(body)
+    clean = redact_json_text(body) if as_json else None
     return (redact(body) if clean is None else clean) + line[len(body) :]

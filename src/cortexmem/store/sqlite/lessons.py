@@ -141,11 +141,17 @@ class LessonRooms(Transactions):
             exact = conn.execute("SELECT data FROM lessons WHERE id = ?", (lesson_id,)).fetchall()
             if exact:
                 return exact
-            return conn.execute(
-                "SELECT data FROM lessons WHERE id LIKE ? ESCAPE '\\' OR id LIKE ? ESCAPE '\\' "
-                "ORDER BY id LIMIT 2",
-                (_prefix(lesson_id), "%-" + _prefix(lesson_id)),  # the id or its tail
+            found = conn.execute(
+                "SELECT id, data FROM lessons WHERE id LIKE ? ESCAPE '\\' "
+                "OR id LIKE ? ESCAPE '\\' ORDER BY id LIMIT 64",
+                (_prefix(lesson_id), "%-" + _prefix(lesson_id)),
             ).fetchall()
+            # the start of the id, or of its last part (the short id a list shows), not of a
+            # part in the middle (a time: lessons made the same weeks share it)
+            return [
+                (data,) for lid, data in found
+                if lid.startswith(lesson_id) or lid.rsplit("-", 1)[-1].startswith(lesson_id)
+            ]  # fmt: skip
 
         rows = self.read(op)
         if len(rows) != 1:
