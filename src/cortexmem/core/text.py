@@ -60,8 +60,8 @@ def redacted_head(text: str, keep: int, start: int = 0) -> str:
 
     Only what can reach the cut is redacted (redacting a 50 kB tool output to keep 300
     characters was most of a Stop's time): a window ``REDACT_MARGIN`` past the cut holds any
-    secret that straddles it (keys and tokens are far shorter; a private key block is matched
-    to the window's end). A secret redacted inside the window shortens it (a private key of
+    secret that straddles it (most keys and tokens are far shorter; a private key block is
+    matched to the window's end). A secret redacted inside the window shortens it (a private key of
     3,000 characters becomes a mark of 23): then the window grows until the margin past the
     cut is whole again, or the text ends. The window ends at a blank: a token longer than the
     margin (an access token with its claims runs to 5 kB) is read whole, as far as
