@@ -150,6 +150,36 @@ def test_a_failing_test_run_then_a_fix_then_a_pass_is_an_error_resolved():
     assert resolved.payload["files"] == ["app/idempotency.py"]
 
 
+def test_a_test_run_the_person_made_themselves_is_read_as_the_assistants_are():
+    """`!uv run pytest` in the prompt: the person ran the tests and saw 5 fail, then the
+    session ended. Skipped as the host's words, the failure was nowhere: it is now a failure
+    the session left open, and the project's way to run the tests; a command read in one pass
+    and its output in the next change nothing."""
+    run = "<bash-input>uv run pytest test/test_names.py</bash-input>"
+    out = (
+        "<bash-stdout>collected 11 items\nFAILED test/test_names.py::test_nested\n"
+        "===== 5 failed, 6 passed in 0.37s =====</bash-stdout><bash-stderr></bash-stderr>"
+    )
+    session = Session().say("please fix the names", "user").say(run, "user").say(out, "user")
+    whole = session.events()
+    assert kinds(whole, "test_run", "error") == [
+        ("test_run", "Tests failed: `uv run pytest test/test_names.py` (5 failed, 6 passed in "
+                     "0.37s)"),
+        ("error", "`uv run pytest test/test_names.py` failed: 5 failed, 6 passed in 0.37s"),
+    ]  # fmt: skip
+    digest = [m.content for m in session_digest(whole, "s.jsonl")]
+    assert any(c.startswith("Open problem") and "5 failed" in c for c in digest)
+    first = Extractor(ExtractionContext(session_id="s-1", dialect=DIALECT))
+    events = [e for entry in session.entries[:2] for e in first.feed(entry)]
+    second = Extractor(ExtractionContext(session_id="s-1", dialect=DIALECT))
+    assert second.restore(first.snapshot())
+    events += second.feed(session.entries[2])
+    assert kinds(events, "test_run", "error") == kinds(whole, "test_run", "error")
+    # an output with no command before it, or after another turn, is nobody's
+    late = Session().say(run, "user").say("and then?", "user").say(out, "user").events()
+    assert kinds(late, "test_run", "error") == []
+
+
 def test_a_checker_run_with_other_flags_still_resolves_the_failure():
     events = (
         Session()

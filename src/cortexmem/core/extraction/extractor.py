@@ -24,7 +24,7 @@ from cortexmem.core.extraction.structural import (
 )
 from cortexmem.core.extraction.tags import SELF_REPORT_CONFIDENCE, find_tags
 from cortexmem.core.redact import redact_value
-from cortexmem.core.session import Entry
+from cortexmem.core.session import Entry, ToolCall, ToolResult
 from cortexmem.model import Event, content_hash
 
 # salience of what prose says, by kind
@@ -65,6 +65,8 @@ MAX_FIXED_CHARS: Final = 600
 # How sure an error a compaction summary lists is: the host's own account of the session.
 COMPACTED_ERROR: Final = 0.8
 STATE_VERSION: Final = 1
+# The id (and tool name) a command the person ran themselves goes by.
+PERSON_SHELL: Final = "person-shell"
 # How many of a transcript's requests are remembered to tell a request made again.
 MAX_PROMPTS_KEPT: Final = 500
 
@@ -95,6 +97,9 @@ class Extractor:
             else None
         )
         self.handoff = re.compile(dialect.plan_handoff) if dialect.plan_handoff else None
+        # A command the person ran themselves, then what it printed (``_person_shell``).
+        self.shell_input = re.compile(dialect.shell_input) if dialect.shell_input else None
+        self.shell_output = re.compile(dialect.shell_output) if dialect.shell_output else None
         self.attachment = re.compile(dialect.attachment) if dialect.attachment else None
         # What the person just stopped (a call they refused without a word, the assistant's
         # turn they interrupted) until the assistant goes on: their next words correct it.
@@ -187,6 +192,8 @@ class Extractor:
         if entry.is_meta:
             return events
         text = entry.text
+        if text and entry.role == "user" and not entry.is_sidechain and self.shell_input:
+            events += self._person_shell(entry, text)
         if not text or (entry.role == "user" and is_host_text(text, self.ctx.dialect)):
             interrupted = self.ctx.dialect.interrupted
             if (
@@ -224,6 +231,25 @@ class Extractor:
                 said = [e for e in said if e.kind != "preference"]
             events += said
         return events
+
+    def _person_shell(self, entry: Entry, text: str) -> list[Event]:
+        """A command the person ran themselves (``!`` in Claude Code) is read as a shell call
+        is: a test run that failed is a failure the session may fix or leave open, a step that
+        ran is how the project runs it. Its command waits with the calls awaiting a result
+        (saved with the cursor), under one id: only the output right after it is its own."""
+        asked = self.shell_input.match(text) if self.shell_input else None
+        if asked is not None:
+            command = asked.group("command").strip()
+            if command:
+                call = ToolCall("shell", PERSON_SHELL, call_id=PERSON_SHELL, command=command)
+                self.structural.tool_use(entry, call)
+            return []
+        printed = self.shell_output.match(text) if self.shell_output else None
+        if printed is None:
+            self.structural.pending.pop(PERSON_SHELL, None)
+            return []
+        said = "\n".join(p.strip() for p in (printed.group("out"), printed.group("err")) if p)
+        return self.structural.tool_result(entry, ToolResult(PERSON_SHELL, text=said))
 
     def _note_refusal(self, produced: list[Event]) -> None:
         """A call the person refused without a word: what they say next is why."""
