@@ -178,6 +178,21 @@ def test_a_test_run_the_person_made_themselves_is_read_as_the_assistants_are():
     # an output with no command before it, or after another turn, is nobody's
     late = Session().say(run, "user").say("and then?", "user").say(out, "user").events()
     assert kinds(late, "test_run", "error") == []
+    # the assistant fixing what the person saw fail: fixed with its cause, as its own would be
+    fixed = (
+        Session().say(run, "user").say(out, "user").say("fix it please", "user")
+        .say("The problem was that the names ignored nesting.")
+        .tool("Edit", {"file_path": "/home/dev/app/app/names.py"})
+        .bash("uv run pytest test/test_names.py", "11 passed in 0.30s")
+        .events()
+    )  # fmt: skip
+    assert kinds(fixed, "error_resolved") == [(
+        "error_resolved",
+        "`uv run pytest test/test_names.py` failed (5 failed, 6 passed in 0.37s): The problem "
+        "was that the names ignored nesting. Fixed by changes to app/names.py",
+    )]  # fmt: skip
+    assert not any(c.startswith("Open problem") for c in
+                   (m.content for m in session_digest(fixed, "s.jsonl")))  # fmt: skip
 
 
 def test_a_checker_run_with_other_flags_still_resolves_the_failure():

@@ -166,6 +166,12 @@ class _Bounded(OrderedDict):
             self.popitem(last=False)
 
 
+def _runner(call: ToolCall) -> str:
+    """Who ran a call, for telling its failure fixed: any shell (the assistant's shell tool, a
+    command the person ran themselves) runs the same command; other tools by their name."""
+    return "shell" if call.kind == "shell" else call.name
+
+
 class StructuralLayer:
     def __init__(self, factory: EventFactory) -> None:
         self.make = factory.make
@@ -401,8 +407,8 @@ class StructuralLayer:
             line = commands.tool_error_line(output)
         named = files_named(output)
         for key in keys or [target]:
-            self.failures[(call.name, key)] = (target, line, self.files_seen, "", named)
-            self.leads.pop((call.name, key), None)
+            self.failures[(_runner(call), key)] = (target, line, self.files_seen, "", named)
+            self.leads.pop((_runner(call), key), None)
         what = f"`{target}`" if shell else f"{call.name} {target}".strip()
         content = f"{what} failed: {line}"
         again = self._again(entry, content)
@@ -418,8 +424,8 @@ class StructuralLayer:
     def _success(
         self, entry: Entry, call: ToolCall, target: str, shown: str | None = None
     ) -> list[Event]:
-        failed = self.failures.pop((call.name, target), None)
-        self.leads.pop((call.name, target), None)
+        failed = self.failures.pop((_runner(call), target), None)
+        self.leads.pop((_runner(call), target), None)
         if failed is None:
             return []
         failed_call, line, seen, cause, named = failed
