@@ -27,7 +27,7 @@ from typing import Any, Final
 from cortexmem.core.extraction.prose import injected, is_host_text
 from cortexmem.core.readonly_shell import is_read_only_command
 from cortexmem.core.redact import redact
-from cortexmem.core.session import PLAIN, Dialect, Entry
+from cortexmem.core.session import PLAIN, Dialect, Entry, PersonShell
 from cortexmem.core.text import (
     REDACT_MARGIN,
     base_folder,
@@ -159,8 +159,7 @@ class EpisodeCollector:
         # the shell is in a sub-folder (``core.text.base_folder``).
         self.home: str | None = home
         # A command the person ran themselves (its head, redacted), awaiting what it printed.
-        self.shell_input = re.compile(dialect.shell_input) if dialect.shell_input else None
-        self.shell_output = re.compile(dialect.shell_output) if dialect.shell_output else None
+        self.person_shell = PersonShell(dialect)
         self.person_ran: str | None = None
 
     def to_state(self) -> dict[str, Any]:
@@ -273,7 +272,7 @@ class EpisodeCollector:
         if not text:
             return out
         if entry.role == "user":
-            if not entry.is_sidechain and self.shell_input is not None:
+            if not entry.is_sidechain and self.person_shell:
                 out += self._person_shell(entry, text)
             if entry.is_sidechain or is_host_text(text, self.dialect):
                 return out  # a subagent's task (its parent said it) or the host's own words
@@ -301,17 +300,15 @@ class EpisodeCollector:
         """A command the person ran themselves (``!`` in Claude Code), then what it printed:
         kept as a command that acted is (``ran``), its head and its end (a test run's verdict
         comes last). What only looks (``git status``, ``ls``) is the repository's."""
-        asked = self.shell_input.match(text) if self.shell_input else None
+        asked = self.person_shell.command(text)
         if asked is not None:
-            command = asked.group("command").strip()
-            looks = not command or is_read_only_command(command)
-            self.person_ran = None if looks else clip_redacted(command, MAX_COMMAND)
+            looks = not asked or is_read_only_command(asked)
+            self.person_ran = None if looks else clip_redacted(asked, MAX_COMMAND)
             return []
-        printed = self.shell_output.match(text) if self.shell_output else None
+        said = self.person_shell.output(text)
         command, self.person_ran = self.person_ran, None
-        if printed is None or command is None:
+        if said is None or command is None:
             return []
-        said = "\n".join(p.strip() for p in (printed.group("out"), printed.group("err")) if p)
         return self._ran(entry, command, head_and_end(said, MAX_RAN - len(command) - 3))
 
     def _read(self, entry: Entry, path: str, shown: str) -> list[Episode]:

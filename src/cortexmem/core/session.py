@@ -10,6 +10,7 @@ the host hands in. That keeps extraction pure and lets new hosts feed it without
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
@@ -135,6 +136,30 @@ class Dialect:
 
 
 PLAIN: Final = Dialect()
+
+
+class PersonShell:
+    """The turns a host writes when the person runs a command themselves (``Dialect``'s
+    ``shell_input`` and ``shell_output``), read the one way episodes and extraction need."""
+
+    def __init__(self, dialect: Dialect) -> None:
+        self.asked = re.compile(dialect.shell_input) if dialect.shell_input else None
+        self.printed = re.compile(dialect.shell_output) if dialect.shell_output else None
+
+    def __bool__(self) -> bool:
+        return self.asked is not None and self.printed is not None
+
+    def command(self, text: str) -> str | None:
+        """The command, when ``text`` is the turn that ran one ("" for an empty one)."""
+        found = self.asked.match(text) if self.asked else None
+        return found.group("command").strip() if found else None
+
+    def output(self, text: str) -> str | None:
+        """What the command printed (its output, then its errors), when ``text`` says it."""
+        found = self.printed.match(text) if self.printed else None
+        if found is None:
+            return None
+        return "\n".join(p.strip() for p in (found.group("out"), found.group("err")) if p)
 
 
 @dataclass

@@ -24,7 +24,7 @@ from cortexmem.core.extraction.structural import (
 )
 from cortexmem.core.extraction.tags import SELF_REPORT_CONFIDENCE, find_tags
 from cortexmem.core.redact import redact_value
-from cortexmem.core.session import Entry, ToolCall, ToolResult
+from cortexmem.core.session import Entry, PersonShell, ToolCall, ToolResult
 from cortexmem.model import Event, content_hash
 
 # salience of what prose says, by kind
@@ -98,8 +98,7 @@ class Extractor:
         )
         self.handoff = re.compile(dialect.plan_handoff) if dialect.plan_handoff else None
         # A command the person ran themselves, then what it printed (``_person_shell``).
-        self.shell_input = re.compile(dialect.shell_input) if dialect.shell_input else None
-        self.shell_output = re.compile(dialect.shell_output) if dialect.shell_output else None
+        self.person_shell = PersonShell(dialect)
         self.attachment = re.compile(dialect.attachment) if dialect.attachment else None
         # What the person just stopped (a call they refused without a word, the assistant's
         # turn they interrupted) until the assistant goes on: their next words correct it.
@@ -192,7 +191,7 @@ class Extractor:
         if entry.is_meta:
             return events
         text = entry.text
-        if text and entry.role == "user" and not entry.is_sidechain and self.shell_input:
+        if text and entry.role == "user" and not entry.is_sidechain and self.person_shell:
             events += self._person_shell(entry, text)
         if not text or (entry.role == "user" and is_host_text(text, self.ctx.dialect)):
             interrupted = self.ctx.dialect.interrupted
@@ -237,18 +236,16 @@ class Extractor:
         is: a test run that failed is a failure the session may fix or leave open, a step that
         ran is how the project runs it. Its command waits with the calls awaiting a result
         (saved with the cursor), under one id: only the output right after it is its own."""
-        asked = self.shell_input.match(text) if self.shell_input else None
-        if asked is not None:
-            command = asked.group("command").strip()
+        command = self.person_shell.command(text)
+        if command is not None:
             if command:
                 call = ToolCall("shell", PERSON_SHELL, call_id=PERSON_SHELL, command=command)
                 self.structural.tool_use(entry, call)
             return []
-        printed = self.shell_output.match(text) if self.shell_output else None
-        if printed is None:
+        said = self.person_shell.output(text)
+        if said is None:
             self.structural.pending.pop(PERSON_SHELL, None)
             return []
-        said = "\n".join(p.strip() for p in (printed.group("out"), printed.group("err")) if p)
         return self.structural.tool_result(entry, ToolResult(PERSON_SHELL, text=said))
 
     def _note_refusal(self, produced: list[Event]) -> None:
