@@ -195,6 +195,54 @@ def test_a_test_run_the_person_made_themselves_is_read_as_the_assistants_are():
                    (m.content for m in session_digest(fixed, "s.jsonl")))  # fmt: skip
 
 
+def test_a_run_the_person_made_is_never_taken_for_a_pass():
+    """The host records no exit status for the person's own run: one that printed no sign of
+    failure passed nothing, and settles no failure of the assistant's (a last review: `npm
+    install` failing again for the person was "passed when run again"); one cut off before
+    its end says nothing either."""
+    err = "npm ERR! code ERESOLVE\nnpm ERR! ERESOLVE unable to resolve dependency tree"
+    again = (
+        Session().bash("npm install", err, error=True)
+        .say("<bash-input>npm install</bash-input>", "user")
+        .say(f"<bash-stdout></bash-stdout><bash-stderr>{err}</bash-stderr>", "user").events()
+    )  # fmt: skip
+    assert kinds(again, "error_resolved") == []
+    assert any(m.content.startswith("Open problem") for m in session_digest(again, "s.jsonl"))
+    quiet = Session().say("<bash-input>uv run ty check</bash-input>", "user").say(
+        "<bash-stdout>Checking 40 files</bash-stdout>", "user").events()  # fmt: skip
+    assert kinds(quiet, "command", "test_run", "error") == []
+    cut = Session().say("<bash-input>uv run pytest</bash-input>", "user").say(
+        "<bash-stdout>collected 4000 items\n… [100 more characters]", "user").events()  # fmt: skip
+    assert kinds(cut, "command", "test_run", "error") == []
+    checker = Session().say("<bash-input>uv run ty check</bash-input>", "user").say(
+        "<bash-stdout>error[invalid-assignment]: x\nFound 5 diagnostics</bash-stdout>", "user"
+    ).events()  # fmt: skip
+    assert [k for k, _ in kinds(checker, "error")] == ["error"]
+
+
+def test_a_failure_saved_by_an_older_version_is_still_told_fixed():
+    """Failures waiting in a saved state were keyed by the shell tool's name before any shell
+    ran the same command: one saved so is still settled by the passing run after an
+    upgrade."""
+    import json as json_module
+
+    session = (
+        Session().bash("uv run pytest -q", "1 failed, 3 passed in 0.41s", error=True)
+        .tool("Edit", {"file_path": "/home/dev/app/app/parse.py"})
+        .bash("uv run pytest -q", "4 passed in 0.39s")
+    )  # fmt: skip
+    first = Extractor(ExtractionContext(session_id="s-1", dialect=DIALECT))
+    for entry in session.entries[:2]:
+        first.feed(entry)
+    state = json_module.loads(first.snapshot())
+    for failure in state["structural"]["failures"]:
+        failure[0][0] = "Bash"  # as an older version saved it
+    second = Extractor(ExtractionContext(session_id="s-1", dialect=DIALECT))
+    assert second.restore(json_module.dumps(state))
+    events = [e for entry in session.entries[2:] for e in second.feed(entry)]
+    assert [k for k, _ in kinds(events, "error_resolved")] == ["error_resolved"]
+
+
 def test_a_checker_run_with_other_flags_still_resolves_the_failure():
     events = (
         Session()

@@ -120,7 +120,7 @@ class Dialect:
     ``attachment``: a regular expression of how the host marks a picture pasted into a prompt;
     ``shell_input`` and ``shell_output``: regular expressions of the turns the host writes when
     the person runs a command themselves (its group ``command``; then what it printed, groups
-    ``out`` and ``err``).
+    ``out`` and ``err``, and ``end``, matched when the output is whole: a long one may be cut).
     """
 
     injected_tags: tuple[str, ...] = ()
@@ -160,6 +160,11 @@ class PersonShell:
         if found is None:
             return None
         return "\n".join(p.strip() for p in (found.group("out"), found.group("err")) if p)
+
+    def whole(self, text: str) -> bool:
+        """Whether the output ``text`` gives is all of it (its end was not cut off)."""
+        found = self.printed.match(text) if self.printed else None
+        return found is not None and "end" in found.re.groupindex and bool(found.group("end"))
 
 
 @dataclass

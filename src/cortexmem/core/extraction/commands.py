@@ -238,6 +238,22 @@ def run_failed(is_error: bool, output: str) -> bool:
     return bool(summary and _FAILED_SUMMARY.search(summary))
 
 
+# What only a failed run prints (a test's FAILED line, a checker's "error[...]:", npm's
+# "npm ERR!", a traceback, a timeout): how a run that reports no exit status is known to have
+# failed.
+_FAILURE_LINE: Final = re.compile(
+    r"(?im)^\s*(?:FAILED\b|ERROR:?\s|error(?:\[[\w-]+\])?:|npm ERR!|"
+    r"Traceback \(most recent call last\)|fatal:)"
+    r"|\bFound [1-9]\d* (?:diagnostics?|errors?)\b|\btimed out after\b"
+)
+
+
+def printed_a_failure(output: str) -> bool:
+    """Whether a run whose exit status is not known failed, by what it printed (its summary
+    reports failures, or a line only a failure prints)."""
+    return run_failed(False, output) or bool(_FAILURE_LINE.search(output))
+
+
 # Commands that build, run, serve, install or check a project as a whole: a session's own steps.
 _BUILD_RUN: Final = re.compile(
     r"(?:make(?: [\w:-]+)?|(?:npm|pnpm|yarn|bun)(?: run)? [\w:-]+|mise(?: run)? [\w:-]+|"

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable
 from typing import Final
 
+from cortexmem.core.extraction.commands import printed_a_failure
 from cortexmem.core.extraction.compaction import errors_fixed
 from cortexmem.core.extraction.events import EventFactory, ExtractionContext, clip
 from cortexmem.core.extraction.keywords import alternative, find_markers, listed_decisions
@@ -232,9 +233,11 @@ class Extractor:
         return events
 
     def _person_shell(self, entry: Entry, text: str) -> list[Event]:
-        """A command the person ran themselves (``!`` in Claude Code) is read as a shell call
-        is: a test run that failed is a failure the session may fix or leave open, a step that
-        ran is how the project runs it. Its command waits with the calls awaiting a result
+        """A command the person ran themselves (``!`` in Claude Code), read as a shell call
+        when it failed: a failure the session may fix or leave open. The host records no exit
+        status for it, so only what it printed says it failed (``printed_a_failure``); one that
+        printed no sign of failure, or whose end was cut off, says nothing: it neither passed
+        nor settles an earlier failure. Its command waits with the calls awaiting a result
         (saved with the cursor), under one id: only the output right after it is its own."""
         command = self.person_shell.command(text)
         if command is not None:
@@ -243,10 +246,11 @@ class Extractor:
                 self.structural.tool_use(entry, call)
             return []
         said = self.person_shell.output(text)
-        if said is None:
+        whole = self.person_shell.whole(text)
+        if said is None or not whole or not printed_a_failure(said):
             self.structural.pending.pop(PERSON_SHELL, None)
             return []
-        return self.structural.tool_result(entry, ToolResult(PERSON_SHELL, text=said))
+        return self.structural.tool_result(entry, ToolResult(PERSON_SHELL, said, is_error=True))
 
     def _note_refusal(self, produced: list[Event]) -> None:
         """A call the person refused without a word: what they say next is why."""

@@ -424,8 +424,12 @@ class StructuralLayer:
     def _success(
         self, entry: Entry, call: ToolCall, target: str, shown: str | None = None
     ) -> list[Event]:
-        failed = self.failures.pop((_runner(call), target), None)
-        self.leads.pop((_runner(call), target), None)
+        key = (_runner(call), target)
+        if key not in self.failures and call.kind == "shell":
+            # a state saved before shells were one runner keys a failure by its tool's name
+            key = next((k for k in self.failures if k[1] == target and k[0] != "shell"), key)
+        failed = self.failures.pop(key, None)
+        self.leads.pop(key, None)
         if failed is None:
             return []
         failed_call, line, seen, cause, named = failed

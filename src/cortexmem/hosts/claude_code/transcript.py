@@ -201,7 +201,7 @@ DIALECT: Final = Dialect(
     # A command the person ran with `!` in the prompt, then what it printed.
     shell_input=r"(?s)^\s*<bash-input>(?P<command>.*?)</bash-input>\s*$",
     shell_output=(  # its end may be cut off with a long output's middle
-        r"(?s)^\s*<bash-stdout>(?P<out>.*?)(?:</bash-stdout>|\Z)\s*"
+        r"(?s)^\s*<bash-stdout>(?P<out>.*?)(?:(?P<end></bash-stdout>)|\Z)\s*"
         r"(?:<bash-stderr>(?P<err>.*?)(?:</bash-stderr>|\Z))?"
     ),
 )
