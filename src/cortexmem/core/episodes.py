@@ -309,7 +309,7 @@ class EpisodeCollector:
         command, self.person_ran = self.person_ran, None
         if said is None or command is None:
             return []
-        return self._ran(entry, command, head_and_end(said, MAX_RAN - len(command) - 3))
+        return self._ran(entry, command, head_and_end(said.text, MAX_RAN - len(command) - 3))
 
     def _read(self, entry: Entry, path: str, shown: str) -> list[Episode]:
         """A document of the project as it was read, under its path, as far as ``MAX_READ``

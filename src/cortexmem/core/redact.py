@@ -1022,10 +1022,12 @@ def redact_value(value: Any, *, within: str | None = None) -> Any:
         for k, v in value.items():
             key = redact(str(k))
             name = str(k)
+            if named is not None and name.lower() in _PAIR_NAMES:
+                # a pair's name names its value ("ParameterKey": "DbPassword"): not a secret
+                out[key] = redact_value(v)
+                continue
             if named is not None and name.lower() in _PAIR_VALUES:
                 name = named if within is None or _secret_name(named) else within
-            elif named is not None and name.lower() in _PAIR_NAMES:
-                name = "name"  # a pair's name names its value ("ParameterKey": "DbPassword")
             elif within is not None and _ENVIRONMENT.fullmatch(name.strip("\"'-")):
                 name = within  # {"api_keys": {"prod": …}}: the key above says what it is
             if isinstance(v, str):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, NamedTuple
 
 BlockKind = Literal["text", "thinking", "tool_use", "tool_result", "image"]
 Role = Literal["user", "assistant", "system", "summary"]
@@ -154,17 +154,21 @@ class PersonShell:
         found = self.asked.match(text) if self.asked else None
         return found.group("command").strip() if found else None
 
-    def output(self, text: str) -> str | None:
-        """What the command printed (its output, then its errors), when ``text`` says it."""
+    def output(self, text: str) -> Printed | None:
+        """What the command printed (its output, then its errors), when ``text`` says it, and
+        whether that is all of it (a long output's end may be cut off)."""
         found = self.printed.match(text) if self.printed else None
         if found is None:
             return None
-        return "\n".join(p.strip() for p in (found.group("out"), found.group("err")) if p)
+        said = "\n".join(p.strip() for p in (found.group("out"), found.group("err")) if p)
+        return Printed(said, "end" in found.re.groupindex and bool(found.group("end")))
 
-    def whole(self, text: str) -> bool:
-        """Whether the output ``text`` gives is all of it (its end was not cut off)."""
-        found = self.printed.match(text) if self.printed else None
-        return found is not None and "end" in found.re.groupindex and bool(found.group("end"))
+
+class Printed(NamedTuple):
+    """What a command the person ran printed; ``whole``: its end was not cut off."""
+
+    text: str
+    whole: bool
 
 
 @dataclass

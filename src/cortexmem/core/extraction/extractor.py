@@ -246,11 +246,12 @@ class Extractor:
                 self.structural.tool_use(entry, call)
             return []
         said = self.person_shell.output(text)
-        whole = self.person_shell.whole(text)
-        if said is None or not whole or not printed_a_failure(said):
+        if said is None or not said.whole or not printed_a_failure(said.text):
             self.structural.pending.pop(PERSON_SHELL, None)
             return []
-        return self.structural.tool_result(entry, ToolResult(PERSON_SHELL, said, is_error=True))
+        return self.structural.tool_result(
+            entry, ToolResult(PERSON_SHELL, said.text, is_error=True)
+        )
 
     def _note_refusal(self, produced: list[Event]) -> None:
         """A call the person refused without a word: what they say next is why."""
