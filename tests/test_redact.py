@@ -217,6 +217,16 @@ def test_private_key_blocks_whole_and_truncated():
         ('sqlplus scott/"p@ssw0rd1"@orcl', "p@ssw0rd1"),
         ("sqlplus -s -R 3 scott/Welc0me1@orcl", "Welc0me1"),
         ('sqlplus -s -M "csv on" scott/Welc0me1@orcl', "Welc0me1"),
+        # where only a password goes, a plain word or a number is one
+        ("git clone https://bob:letmein@github.com/org/repo", "letmein"),
+        ("postgres://app:4711@db/app", "4711"),
+        ("mysql -u app -papppass app", "apppass"),
+        ("mysql --password letmein app", "letmein"),
+        ("sshpass -p letmein ssh host", "letmein"),
+        ("docker login -u me -p letmein", "letmein"),
+        ("redis-cli -h cache -a letmein", "letmein"),
+        ("curl -u admin:letmein https://x", "letmein"),
+        ("CREATE USER app IDENTIFIED BY 'tiger'", "tiger"),
     ],
 )
 def test_passwords_in_urls_assignments_headers_and_flags(text, secret):
@@ -305,6 +315,10 @@ def test_passwords_in_urls_assignments_headers_and_flags(text, secret):
         "the build target src/Main2 needs a connection; a catalog app/Models2 over it",
         "Improve performance of the catalog api/v2Beta3 endpoint; auxiliary scripts/build2Fast",
         "CONNECT system/&&password_system@&&connect_string\nconn hr/&hr_pass",
+        # where only a password goes, what documents put there instead of one
+        "https://user:password@host/db\nmysql -u root -ppassword\nredis-cli -a secret",
+        'f"postgresql://{user}:{password}@{host}"; mysql -u root -p$MYSQL_PWD app',
+        "password: str; password hashing uses bcrypt; --token my-token-name",
     ],
 )
 def test_look_alikes_survive(text):

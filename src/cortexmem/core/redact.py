@@ -16,7 +16,9 @@ with ``[REDACTED:kind]`` so the surrounding text still reads:
 
 Values that merely look like the words around secrets (placeholders, variable references,
 numbers, paths, names such as ``SECRET_NAME = 'db-password'``) are left alone: a memory that
-says "MAX_TOKENS=4096" or "password=settings.DB_PASSWORD" is knowledge, not a leak.
+says "MAX_TOKENS=4096" or "password=settings.DB_PASSWORD" is knowledge, not a leak. Where a
+command line or a URL takes nothing but a password (``mysql -p…``, ``user:…@host``), a plain
+word is taken for one too.
 """
 
 from __future__ import annotations
@@ -289,6 +291,36 @@ def _password_check(value: str, match: re.Match[str]) -> bool:
     return _looks_secret(value, password=True)
 
 
+# What documents put where a password goes (``mysql -ppassword``, ``user:pass@host``).
+_PASSWORD_STAND_INS: Final = frozenset(
+    {"password", "passwd", "pass", "pw", "pwd", "secret", "pass123", "password123", "mypassword",
+     "mypass", "yourpassword", "true", "false", "null", "none", "nil"}
+)  # fmt: skip
+_PLAIN_VALUE: Final = re.compile(r"[\w.!#*+=@^~-]{1,200}")
+
+
+def _given_password_check(value: str, match: re.Match[str]) -> bool:
+    """A value where a command line or a URL takes nothing but a password (``mysql -p…``,
+    ``user:…@host``, ``sshpass -p …``, ``IDENTIFIED BY '…'``): a plain word or a number is
+    one too there (``-prootpass``, ``app:apppass@db``), though the same word assigned in code
+    may be a type or a name (``password: str``). Stand-ins, variables and paths are not."""
+    if _looks_secret(value, password=True):
+        return True
+    value = value.strip()
+    if _placeholder(value) or value.lower() in _PASSWORD_STAND_INS:
+        return False
+    return not value.startswith(("$", "%", ".")) and bool(_PLAIN_VALUE.fullmatch(value))
+
+
+def _option_password_check(value: str, match: re.Match[str]) -> bool:
+    """``--password …`` takes a password, a plain word too; ``--token``, ``--secret`` and the
+    other options may name one (``--secret id=npmrc``), so they keep the shape check."""
+    named = re.match(r"-{1,2}(\w+)", match.group(0))
+    if named and named.group(1).lower() in {"password", "passwd"}:
+        return _given_password_check(value, match)
+    return _password_check(value, match)
+
+
 # user/password (the password maybe quoted, the whole maybe in escaped quotes) before @ or the
 # end of the word: how Oracle's tools take a login.
 _ORACLE_LOGIN: Final = (
@@ -486,7 +518,7 @@ OWN_RULES: list[Rule] = [
         # to the last @ before the host: a password may hold one (``Xk9mPq@q2vLz``)
         r"\b[a-zA-Z][a-zA-Z0-9+.-]{0,30}://[^\s:/@'\"]{0,200}:([^\s/'\"]{1,400})@",
         group=1,
-        check=_password_check,
+        check=_given_password_check,
     ),
     Rule(
         "netrc-password",
@@ -499,7 +531,7 @@ OWN_RULES: list[Rule] = [
         r"\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump|mysqlimport|mysqlsh)\b"
         r"[^\n|;&]{0,300}?\s-p([\"']?)([^\s\"']+)\1",
         group=2,
-        check=_password_check,
+        check=_given_password_check,
     ),
     Rule(
         # Oracle's tools take user/password before the connect identifier (sqlplus
@@ -526,7 +558,7 @@ OWN_RULES: list[Rule] = [
         r"\b(?:docker|podman|helm|oras|skopeo|buildah|nerdctl)\s+(?:registry\s+)?login\b"
         r"[^\n|;&]{0,300}?\s-p(?:=|\s+)([\"']?)([^\s\"']+)\1",
         group=2,
-        check=_password_check,
+        check=_given_password_check,
     ),
     Rule(
         "cli-secret",
@@ -535,7 +567,7 @@ OWN_RULES: list[Rule] = [
         # quoted, a password may hold spaces (--password "Xk9 mPq2vLz")
         r"(?:\"([^\"\n]{1,200})\"|'([^'\n]{1,200})'|([^\s\"']+))",
         group=-1,
-        check=_password_check,
+        check=_option_password_check,
     ),
     Rule(
         # curl's user and password however far from "curl" (a long -d body before -u: past
@@ -544,7 +576,7 @@ OWN_RULES: list[Rule] = [
         r"(?:^|\s)(?:-u|--user)(?:=|\s+)(?:\"[^\":\n]{1,100}:([^\"\n]{1,200})\""
         r"|'[^':\n]{1,100}:([^'\n]{1,200})'|[^\s:\"']{1,100}:([^\s\"']{1,200}))",
         group=-1,
-        check=_password_check,
+        check=_given_password_check,
     ),
     Rule(
         # SQL: CREATE USER … IDENTIFIED BY '…', ALTER ROLE … WITH PASSWORD '…'
@@ -553,7 +585,7 @@ OWN_RULES: list[Rule] = [
         r"|WITH[ \t]+(?:ENCRYPTED[ \t]+)?PASSWORD|ROLE[ \t]+\S+[ \t]+(?:LOGIN[ \t]+)?PASSWORD)"
         r"[ \t]+'([^'\n]{1,200})'",
         group=1,
-        check=_password_check,
+        check=_given_password_check,
     ),
     Rule(
         # a setter or builder named for the secret: ds.setPassword("…"), .password("…"),
@@ -602,13 +634,13 @@ OWN_RULES: list[Rule] = [
         r"|openssl\b[^\n|;&]{0,200}?\s-(?:k|pass(?:in|out)[ \t]+(?:pass:)?))"
         r"[ \t]*(?!-)(?:\"([^\"\n]{1,200})\"|'([^'\n]{1,200})'|([^\s\"']+))",
         group=-1,
-        check=_password_check,
+        check=_given_password_check,
     ),
     Rule(
         "sshpass",
         r"\bsshpass\s+-p\s*(?:\"([^\"\n]{1,200})\"|'([^'\n]{1,200})'|([^\s\"']+))",
         group=-1,
-        check=_password_check,
+        check=_given_password_check,
     ),
     Rule(
         "gh-secret",
