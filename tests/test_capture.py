@@ -457,6 +457,41 @@ def test_what_the_person_says_after_a_refusal_is_their_preference_read_at_once_o
     same_events_in_two_pieces(store, tmp_path, lines)
 
 
+def queued_prompt(i: int, text: str) -> str:
+    """What the person typed while the assistant worked, as Claude Code 2.1 records it when the
+    model takes it mid-turn: an attachment, and no ``user`` record."""
+    return json.dumps(
+        {
+            "type": "attachment", "uuid": f"u-{i}", "sessionId": "sess-1", "gitBranch": "main",
+            "timestamp": f"2026-01-01T00:00:{i:02d}.000Z",
+            "attachment": {"type": "queued_command", "prompt": text, "commandMode": "prompt",
+                           "origin": {"kind": "human"}},
+        }
+    )  # fmt: skip
+
+
+def test_what_the_person_said_while_the_assistant_worked_is_kept_read_at_once_or_in_pieces(
+    ctx: Context, tmp_path: Path
+):
+    lines = [
+        line(0, "add a changelog entry for the parser fix", role="user"),
+        bash(1, "c1", "npm install"),
+        queued_prompt(2, "Never use npm in this repo, always use pnpm."),
+        tool_result(3, "c1", "added 3 packages", False),
+        line(4, "Understood: I'll use pnpm from now on."),
+    ]
+    store = ctx.writable("project")
+    read_in_pieces(store, tmp_path / "sess.jsonl", lines)
+    (said,) = [e for e in store.iter_events() if e.kind == "preference"]
+    assert said.content == "Never use npm in this repo, always use pnpm."
+    assert said.provenance.line == 3
+    assert any(
+        ep.role == "user" and ep.text == said.content for ep in store.search_episodes("pnpm", 5)
+        for ep in [ep[1]]
+    )  # fmt: skip
+    same_events_in_two_pieces(store, tmp_path, lines)
+
+
 def test_a_session_that_ends_on_a_refusal_it_met_before_says_so(ctx: Context, tmp_path: Path):
     """The store keeps an event once; the same refusal later in the session is another one, so
     the digest it reads back still ends on it."""

@@ -433,6 +433,50 @@ def test_a_slash_command_run_with_a_request_is_the_request(name, args, text):
     assert is_host_text(entry.text, DIALECT) == (text is None)
 
 
+def queued(prompt: Any, mode: str = "prompt", origin: str | None = "human", **extra: Any):
+    """A prompt sent while the assistant worked, as Claude Code 2.1 records it: an attachment
+    (no ``user`` record follows it; the model got it mid-turn)."""
+    attachment: dict[str, Any] = {"type": "queued_command", "prompt": prompt, "commandMode": mode}
+    if origin is not None:
+        attachment["origin"] = {"kind": origin}
+    return {
+        "type": "attachment", "attachment": {**attachment, **extra}, "sessionId": "s-1",
+        "uuid": "a-1", "timestamp": "2026-01-01T00:00:05.000Z", "cwd": "/home/dev/project",
+        "gitBranch": "main", "isSidechain": False,
+    }  # fmt: skip
+
+
+def test_what_the_person_sent_while_the_assistant_worked_is_their_prompt():
+    entry = parse_record(queued("don't use npm here, use pnpm"), line=9)
+    assert entry is not None
+    assert (entry.role, entry.text, entry.line) == ("user", "don't use npm here, use pnpm", 9)
+    assert (entry.session_id, entry.branch, entry.cwd) == ("s-1", "main", "/home/dev/project")
+    with_image = queued([{"type": "image", "source": {}}, {"type": "text", "text": "like this"}])
+    entry = parse_record(with_image, line=9)
+    assert entry is not None
+    assert [b.kind for b in entry.blocks] == ["image", "text"] and entry.text == "like this"
+    assert parse_record(queued("use pnpm", origin=None), line=9) is not None  # before origins
+
+
+@pytest.mark.parametrize(
+    "record_",
+    [
+        queued("<task-notification>done</task-notification>", mode="task-notification",
+               origin="task-notification"),
+        queued("<agent-message>hi</agent-message>", origin="peer"),
+        queued("use pnpm", isMeta=True),
+        queued(""),
+        {"type": "attachment", "attachment": {"type": "hook_success", "content": "ok"}},
+    ],
+)  # fmt: skip
+def test_what_a_task_another_agent_or_the_host_queued_is_not_the_persons(record_):
+    assert parse_record(record_, line=9) is None
+    stats = ParseStats()
+    raw = RawLine(9, 0, 1, json.dumps(record_).encode())
+    assert parse_line(raw, stats=stats) is None
+    assert stats.skipped_types == {"attachment": 1} and stats.malformed == 0
+
+
 def test_command_markup_quoted_in_a_prompt_is_left_as_the_person_wrote_it():
     prompt = (
         "Why does the parser turn <command-name>/foo</command-name><command-args>please "

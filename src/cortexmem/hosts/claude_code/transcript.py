@@ -10,8 +10,11 @@ time, a line longer than ``MAX_LINE_BYTES`` (a pasted image, a huge tool result)
 without being held, and tool results are cut to ``MAX_RESULT_CHARS``.
 
 Formats covered (1.0.24 → 2.1.x): ``user`` / ``assistant`` / ``system`` / ``summary`` records
-become entries; ``attachment``, ``progress``, ``file-history-snapshot``, ``queue-operation``,
-``permission-mode``, ``last-prompt`` and any unknown type are skipped and counted. Message
+become entries, and so does a prompt the person sent while the assistant was working, which the
+host hands to the model mid-turn and records only as a ``queued_command`` attachment (2.1: no
+``user`` record follows it); other attachments, ``progress``, ``file-history-snapshot``,
+``queue-operation``, ``permission-mode``, ``last-prompt`` and any unknown type are skipped and
+counted. Message
 content is a string or a list of ``text`` / ``thinking`` / ``tool_use`` / ``tool_result`` /
 ``image`` blocks. Sidechains come inline (``isSidechain``) or as separate files, either
 ``agent-<id>.jsonl`` beside the session or ``<session>/subagents/agent-<id>.jsonl``.
@@ -494,6 +497,26 @@ def _role(kind: str) -> Role:
     return "assistant" if kind == "assistant" else "user"
 
 
+def queued_prompt(obj: dict[str, Any]) -> Any:
+    """What the person typed while the assistant worked, handed to it mid-turn (an
+    ``attachment`` record of type ``queued_command``, ``commandMode`` "prompt", from a
+    ``human``): a string or content blocks; ``None`` for any other record (a background
+    task's notification, another agent's message, what the host added)."""
+    if obj.get("type") != "attachment":
+        return None
+    queued = obj.get("attachment")
+    if not isinstance(queued, dict) or queued.get("type") != "queued_command":
+        return None
+    origin = queued.get("origin")
+    kind = origin.get("kind") if isinstance(origin, dict) else None
+    if queued.get("commandMode", "prompt") != "prompt" or kind not in (None, "human"):
+        return None
+    if queued.get("isMeta") is True or obj.get("isMeta") is True:
+        return None
+    prompt = queued.get("prompt")
+    return prompt if isinstance(prompt, str | list) and prompt else None
+
+
 def parse_record(obj: Any, line: int, transcript_path: str | None = None) -> Entry | None:
     """One decoded record as an ``Entry``, or ``None`` when it is not a conversation record.
 
@@ -503,13 +526,18 @@ def parse_record(obj: Any, line: int, transcript_path: str | None = None) -> Ent
     if not isinstance(obj, dict):
         return None
     kind = obj.get("type")
-    if not isinstance(kind, str) or kind not in ENTRY_TYPES:  # a list or dict is unhashable
+    kind = kind if isinstance(kind, str) else ""  # a list or dict is unhashable
+    queued = queued_prompt(obj)
+    if queued is None and kind not in ENTRY_TYPES:
         return None
     tokens, message_id = 0, None
-    if kind == "summary":
+    if queued is not None:
+        blocks = [b for b in _blocks(queued, None) if b.kind in ("text", "image")]
+        role: Role = "user"
+    elif kind == "summary":
         text = obj.get("summary")
         blocks = [Block("text", _cut(text, MAX_TEXT_CHARS))] if isinstance(text, str) else []
-        role: Role = "summary"
+        role = "summary"
     elif kind == "system":
         text = obj.get("content")
         blocks = [Block("text", _cut(text, MAX_TEXT_CHARS))] if isinstance(text, str) else []
@@ -581,7 +609,7 @@ def parse_line(
         stats.malformed += 1
         return None
     kind = obj.get("type")
-    if not isinstance(kind, str) or kind not in ENTRY_TYPES:
+    if (not isinstance(kind, str) or kind not in ENTRY_TYPES) and queued_prompt(obj) is None:
         stats.skip(kind if isinstance(kind, str) and kind else "untyped")
         return None
     try:
