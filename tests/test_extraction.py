@@ -28,6 +28,7 @@ from cortexmem.core.extraction.keywords import (
     still_says,
 )
 from cortexmem.core.extraction.memories import listings, to_memories
+from cortexmem.core.extraction.prose import own_words
 from cortexmem.core.extraction.summaries import entries_from_summary
 from cortexmem.core.extraction.tags import find_tags
 from cortexmem.core.session import Block, Entry, Role
@@ -1053,11 +1054,38 @@ def digest_of(session: Session) -> dict[str, list[str]]:
         ("We opted for JSON lines.", "assistant"),
         ("Use ruff, not flake8.", "user"),
         ("The user wants every push built by CI, not only main.", "assistant"),
+        # the person's words as people type them in real sessions
+        ("And lets go with the latest C release that works everywhere", "user"),
+        ("Let’s go with SQLite for the cache.", "user"),
+        ("Let's also Migrate to AudioWorklet", "user"),
+        ("I think we need to move to c11 or whatever the latest c is so we are modern.", "user"),
+        ("To be clear: don't use ClMail for communication, use the builtin subagent teams.",
+         "user"),
     ],
-)
+)  # fmt: skip
 def test_choices_said_in_prose_are_decisions_above_the_bar(text, speaker):
     hit = classify(text, speaker)
     assert hit is not None and hit[0] in ("decision", "preference") and hit[1] >= 0.6
+
+
+@pytest.mark.parametrize(
+    ("text", "speaker"),
+    [
+        # one-off requests in the same words
+        ("lets remove any orphan comments we added.", "user"),
+        ("as a first step let's figure out the simplest way to serve it on localhost", "user"),
+        ("lets talk through these points please", "user"),
+        ("It lets you switch branches without a stash.", "assistant"),
+        # the assistant announcing its next step, describing code: not a choice of its own
+        ("Let's migrate to AudioWorklet for proper modern audio processing.", "assistant"),
+        ("The parser reads the header instead of the whole file.", "assistant"),
+        # a log line pasted with the words
+        ("Note, selecting 'wi-fiman-desktop' instead of './wi-fiman.deb'", "user"),
+    ],
+)
+def test_the_same_words_without_a_choice_are_not_decisions(text, speaker):
+    hit = classify(text, speaker)
+    assert hit is None or hit[0] != "decision" or hit[1] < 0.6
 
 
 def test_a_decision_keeps_the_alternative_it_rejected():
@@ -1082,6 +1110,16 @@ def test_pasted_logs_docs_and_code_are_not_mined():
     # a short message of the person's own is still read
     own = Session().say("Always use pnpm in this repo.", role="user").events()
     assert [e.kind for e in own if e.kind not in SAID] == ["preference"]
+
+
+def test_a_request_typed_on_continued_lines_above_a_pasted_diff_is_the_persons():
+    """A terminal continuation (a backslash ending the line, then a line of only one) is the
+    blank line the person typed, not one 40-line paragraph taken for pasted."""
+    request = "I changed my mind: take the least nested path first, the latest on equal depths."
+    diff = [f"-    old_line_{i} = compute({i});" for i in range(30)]
+    text = "\\\n".join([request, ""]) + "\\\n" + "\n".join(["diff --git a/x.py b/x.py", *diff])
+    assert own_words(text).startswith(request)
+    assert "old_line" not in own_words(text)
 
 
 def test_failures_described_in_words_are_problems():

@@ -78,7 +78,7 @@ MARKERS: Final[tuple[Marker, ...]] = (
         0.7,
     ),
     _m("decision", r"^going with\b", 0.7),
-    _m("decision", r"\b(?:let's|I'll|we'll) go with\b", 0.7),
+    _m("decision", r"\b(?:let'?s|I'll|we'll) go with\b", 0.7),
     # a choice with the alternative it beat: "I'll use X rather than Y", "X over Y because"
     _m(
         "decision",
@@ -93,7 +93,16 @@ MARKERS: Final[tuple[Marker, ...]] = (
     _m(
         "decision", r"\b(?:^|let's |we should |I'll |we'll |please )use \S+(?: \S+)?,? not \S+", 0.7
     ),
-    _m("decision", r"\b(?:let's|we should|we'll) (?:use|switch to|stick with|keep using)\b", 0.65),
+    _m("decision", r"\b(?:let'?s|we should|we'll) (?:use|switch to|stick with|keep using)\b", 0.65),
+    # the person moving the project somewhere ("Let's also migrate to AudioWorklet", "we need
+    # to move to C11"); the assistant saying so echoes a request or announces its next step
+    _m(
+        "decision",
+        r"\b(?:let'?s (?:also |just )?|we should |(?:we|I) (?:need|want|have) to )"
+        r"(?:move|migrate|switch|port) (?:\w+ ){0,3}to\b",
+        0.65,
+        "user",
+    ),
     _m("decision", r"\b(?:went with|went for|settled on|opted for|chose|choosing)\b", 0.65),
     _m(
         "decision",
@@ -109,7 +118,8 @@ MARKERS: Final[tuple[Marker, ...]] = (
     _m("preference", r"\bI(?:'d| would) (?:rather|like you to|prefer)\b", 0.7, "user"),
     _m(
         "preference",
-        r"^(?:please )?(?:don't|do not|dont|never|avoid)\s+(?:ever\s+)?(?:stash|push|force|amend|"
+        r"^(?:(?:to be clear|also|ok(?:ay)?|and|but|so|just)[:,]?\s+)?(?:please )?"
+        r"(?:don't|do not|dont|never|avoid)\s+(?:ever\s+)?(?:stash|push|force|amend|"
         r"rebase|merge|commit|delete|mock|use|add|install|touch|edit|modify|skip|disable)\b",
         0.65,
         "user",
@@ -156,7 +166,7 @@ _TRANSIENT: Final = re.compile(
 )
 _DURABLE: Final = frozenset({"gotcha", "pattern", "architecture", "knowledge"})
 _INSTEAD_NEEDS: Final = re.compile(
-    r"\b(?:I|we|I'll|we'll|I've|we've|let's|using|use|used|switched|chose|picked|went)\b",
+    r"\b(?:I|we|I'll|we'll|I've|we've|let'?s|using|use|used|switched|chose|picked|went)\b",
     re.IGNORECASE,
 )
 
@@ -172,6 +182,7 @@ _INTENTION: Final = re.compile(
 
 def classify(sentence: str, speaker: str) -> tuple[str, float] | None:
     """The kind and confidence of one sentence, or ``None`` when it states nothing to keep."""
+    sentence = sentence.replace("’", "'")  # typed with a typographic apostrophe
     if _NOT_A_STATEMENT.search(sentence):
         return None
     lower = sentence.lower()

@@ -74,6 +74,8 @@ _CODE_LINE: Final = re.compile(
     r"[{};]\s*$|^\s*(?:def |class |import |from \S+ import|function |const |let |var |"
     r"return\b|#include|public |private |func |fn |package )"
 )
+# a backslash ending a line the person typed on (``…depths.\`` then ``\`` for a blank line)
+_CONTINUATION: Final = re.compile(r"(?m)(?<=\S)[ \t]*\\[ \t]*$|^[ \t]*\\[ \t]*$")
 MAX_OWN_PARAGRAPH: Final = 600
 PASTE_LINES: Final = 12
 PASTE_CHARS: Final = 1_500
@@ -97,8 +99,11 @@ def own_words(text: str) -> str:
     logs, error dumps, code and documents are dropped (they are not the project's rules).
 
     A long message (many lines or characters) is mostly pasted: only its short paragraphs that
-    do not look pasted are kept, and of those the first and the last (the request around it)."""
-    body = strip_code(text)
+    do not look pasted are kept, and of those the first and the last (the request around it).
+    The backslash that ends a line the person continued in the terminal goes, and a line of
+    only one is blank: read as typed, a request above a pasted diff is its own paragraph, not
+    part of the diff."""
+    body = _CONTINUATION.sub("", strip_code(text))
     paragraphs = [p for p in re.split(r"\n\s*\n", body) if p.strip()]
     lines = [ln for ln in body.splitlines() if ln.strip()]
     kept = [
