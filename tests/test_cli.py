@@ -349,6 +349,18 @@ def test_export_to_a_missing_folder_is_a_user_error(run, tmp_path: Path):
     assert result.stderr.count("\n") == 1
 
 
+def test_an_export_never_overwrites_a_store_or_its_journal(run, repo: Path, tmp_path: Path):
+    remember(run, "We chose SQLite in WAL mode because several sessions write at once")
+    store = repo / ".cortex" / "cortex.db"
+    before = store.read_bytes()
+    for target in (store, Path(f"{store}-wal")):
+        result = run("export", "-o", str(target), code=1)
+        assert "not overwritten" in result.stderr and result.stderr.count("\n") == 1
+    assert store.read_bytes()[:16] == before[:16] == b"SQLite format 3\x00"
+    assert "SQLite in WAL mode" in run("recall", "which database did we choose").stdout
+    run("export", "-o", str(tmp_path / "dump.jsonl"))  # any other file is written as before
+
+
 def test_a_file_where_the_store_folder_should_be_is_a_user_error(run, repo: Path):
     (repo / ".cortex").write_text("not a folder")
     result = run("remember", "x", code=1)

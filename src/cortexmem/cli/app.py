@@ -677,6 +677,11 @@ def export(click_ctx: click.Context, fmt: str, output: Path | None, is_global: b
 
     ctx = open_context(click_ctx)
     scope = scope_of(is_global)
+    if output is not None and _a_database(output):
+        raise click.ClickException(
+            f"{output} is a SQLite database (a Cortex store or a backup?): not overwritten. "
+            "Export to another file."
+        )
     if fmt == "markdown":
         chunks: Any = [transfer.export_md(ctx, scope)]
     else:
@@ -694,6 +699,22 @@ def export(click_ctx: click.Context, fmt: str, output: Path | None, is_global: b
     finally:
         tmp.unlink(missing_ok=True)
     click.echo(f"Exported the {scope} store to {output}", err=True)
+
+
+def _a_database(path: Path) -> bool:
+    """Whether ``path`` holds a SQLite database, or is one's journal beside it: an export
+    written there would replace a store (the live one, a backup) with text and orphan its
+    write-ahead log. What cannot be read is left to the write to report."""
+    if (
+        path.name.endswith(("-wal", "-shm", "-journal"))
+        and path.with_name(path.name.rsplit("-", 1)[0]).is_file()
+    ):
+        return True
+    try:
+        with path.open("rb") as fh:
+            return fh.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
 
 
 @cli.command(name="import")
