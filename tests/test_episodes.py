@@ -655,6 +655,31 @@ def test_nothing_relevant_is_said_plainly(ctx: Context):
     assert related
 
 
+def test_lines_near_every_query_are_no_answer_to_a_query_that_says_nothing(
+    ctx: Context, tmp_path: Path
+):
+    """Short lines (an announcement, a one-line request) are close in meaning to almost
+    anything: found by meaning alone, they answer nothing; what words find still counts."""
+    t = tmp_path / "s.jsonl"
+    said = [
+        ("user", "ok, fine, let's do vite"),
+        ("assistant", "The nightly backup job copies the database to cold storage at 02:00 UTC."),
+        ("assistant", "Let me fix this last reference:"),
+        ("assistant", "Perfect! Now let's run formatting and linting:"),
+        ("user", "are they still being written?"),
+    ]
+    write(t, [record(i, text, role) for i, (role, text) in enumerate(said)])
+    capture.capture_transcript(ctx.writable("project"), t, reader=READER, session_id="sess-ep")
+    sync_context(ctx, Embedder.for_context(ctx))
+    for nonsense in ("xyzzy plugh", "?!.", "😀", "asdf qwer zxcv", "lorem ipsum dolor sit amet"):
+        assert recall(ctx, nonsense, floor=RELEVANCE_FLOOR, count_access=False) == [], nonsense
+    (found, *_) = recall(ctx, "when does the backup run", floor=RELEVANCE_FLOOR,
+                         count_access=False)  # fmt: skip
+    assert "cold storage" in found.memory.content
+    by_word = recall(ctx, "vite", floor=RELEVANCE_FLOOR, count_access=False)
+    assert "ok, fine, let's do vite" in [r.memory.content for r in by_word]
+
+
 def test_cli_recall_says_nothing_relevant(repo: Path, monkeypatch: pytest.MonkeyPatch):
     from click.testing import CliRunner
 

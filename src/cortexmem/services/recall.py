@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from cortexmem import settings
 from cortexmem.core.episodes import EPISODE_TAG, as_memory
@@ -33,6 +33,14 @@ VECTOR_POOL = CANDIDATE_POOL
 MEANING_SPREAD = 0.15
 # ... and, when words found results too, at least this close in meaning.
 MEANING_BESIDE_WORDS = 0.55
+# A query whose words the stores do not hold, as close in meaning to no text at all as this
+# (local MiniLM: "?!.", "😀", "xyzzy plugh" 0.76-0.97 to the empty query; "banana bread
+# recipe" 0.44; the continuity questions, which words do find, up to 0.90), says nothing a
+# meaning could match: short filler sentences ("Let me fix this last reference:") are close
+# to everything, and came back at 0.6-0.8.
+NEAR_NOTHING = 0.75
+# A passage found by meaning alone is kept only this much closer to the query than to no text.
+HUB_MARGIN = 0.05
 
 
 class QueryEmbedder(Protocol):
@@ -93,7 +101,9 @@ def recall(
     # The vector leg's heavy part (embedding the query, the matrix product) runs in a worker
     # thread while this one runs FTS5: both release the GIL, so the legs overlap.
     pending = (
-        VectorSearch.start(ctx, stores, query, flt, embedder, episodes=episodes)
+        VectorSearch.start(
+            ctx, stores, query, flt, embedder, episodes=episodes, judge=floor is not None
+        )
         if alpha > 0.0
         else None
     )
@@ -132,10 +142,15 @@ def recall(
         bar = max(floor, max(by_meaning.values()) - MEANING_SPREAD)
         if any(key in worded for key in by_meaning):
             bar = max(bar, MEANING_BESIDE_WORDS)  # words found it: meaning alone must be clear
+        elif not worded and pending is not None and pending.means_nothing():
+            bar = float("inf")
         results = [
             r
             for r in results
-            if by_meaning.get((r.scope, r.memory.id), -1.0) >= bar
+            if (
+                by_meaning.get((r.scope, r.memory.id), -1.0) >= bar
+                and not _generic(r, by_meaning, pending)
+            )
             or (
                 (r.scope, r.memory.id) in worded
                 and by_meaning.get((r.scope, r.memory.id), floor) >= floor / 2
@@ -152,6 +167,18 @@ def recall(
         if "archived" in statuses:
             results = _restore_archived(ctx, results)
     return results
+
+
+def _generic(
+    result: Ranked, by_meaning: dict[tuple[str, str], float], pending: VectorSearch | None
+) -> bool:
+    """A passage or memory no closer in meaning to the query than to no text at all (by
+    ``HUB_MARGIN``): a short line ("ok, fine, let's do vite", "are they still being
+    written?") is near every query, so its similarity says nothing of this one."""
+    key = (result.scope, result.memory.id)
+    if pending is None or key not in pending.generic:
+        return False
+    return by_meaning.get(key, -1.0) - pending.generic[key] < HUB_MARGIN
 
 
 def _restore_archived(ctx: Context, results: list[Ranked]) -> list[Ranked]:
@@ -175,6 +202,8 @@ class VectorSearch:
     """One query's vector leg across stores: started early, collected after the lexical leg."""
 
     _pool: Any = None
+    # the empty query's vector, by model and project (a long-lived server embeds it once)
+    _nothing: ClassVar[dict[tuple[str, str], Any]] = {}
 
     def __init__(
         self,
@@ -182,11 +211,38 @@ class VectorSearch:
         flt: MemoryFilter,
         future: Any,
         episode_stores: list[tuple[Scope, Store, Any]] | None = None,
+        embedder: QueryEmbedder | None = None,
     ) -> None:
         self.stores = stores  # [(scope, store, index)]
         self.flt = flt
         self.future = future
         self.episode_stores = episode_stores or []
+        self.embedder = embedder  # set when results are judged against a floor
+        # each candidate's cosine similarity to no text at all, by (scope, id)
+        self.generic: dict[tuple[str, str], float] = {}
+
+    def _nothing_vector(self) -> Any:
+        """The empty query's vector (unit length), embedded once a model and project."""
+        import numpy as np
+
+        assert self.embedder is not None
+        key = (self.embedder.model, str(getattr(self.embedder, "project", "")))
+        if key not in self._nothing:
+            vector = np.asarray(self.embedder.query(""), dtype=np.float32)
+            self._nothing[key] = vector / max(float(np.linalg.norm(vector)), 1e-12)
+        return self._nothing[key]
+
+    def means_nothing(self) -> bool:
+        """Whether the query is as close in meaning to no text at all as ``NEAR_NOTHING``
+        (punctuation, an emoji, letters that make no word): its nearest texts are then only
+        the ones close to everything."""
+        if self.embedder is None:
+            return False
+        import numpy as np
+
+        vector = np.asarray(self.future.result()[0], dtype=np.float32)
+        norm = float(np.linalg.norm(vector))
+        return norm > 0 and float(vector @ self._nothing_vector()) / norm >= NEAR_NOTHING
 
     @classmethod
     def start(
@@ -198,7 +254,11 @@ class VectorSearch:
         embedder: QueryEmbedder | None,
         *,
         episodes: bool = True,
+        judge: bool = False,
     ) -> VectorSearch | None:
+        """The vector leg, started in a worker thread (None: nothing is embedded). ``judge``:
+        results will be judged against a relevance floor, which needs what the query and
+        each passage have in common with no text at all (``means_nothing``, ``generic``)."""
         if embedder is None:
             from cortexmem.services.embedding import configured_model
 
@@ -236,18 +296,24 @@ class VectorSearch:
                 [index.search(vector, VECTOR_POOL) for *_, index in ep_indexed],
             )
 
-        return cls(indexed, flt, cls._pool.submit(search), ep_indexed)
+        return cls(indexed, flt, cls._pool.submit(search), ep_indexed, chosen if judge else None)
 
     def episode_candidates(self) -> list[Candidate]:
         _, _, all_hits = self.future.result()
         found: list[Candidate] = []
-        for (scope, store, _), hits in zip(self.episode_stores, all_hits, strict=True):
+        for (scope, store, index), hits in zip(self.episode_stores, all_hits, strict=True):
             by_seq = store.episodes_by_seq(seq for seq, _ in hits)
             found += [
                 Candidate(as_memory(by_seq[seq]), scope, similarity, episode=by_seq[seq])
                 for seq, similarity in hits
                 if seq in by_seq
             ]
+            if self.embedder is not None and hits:
+                seqs = [seq for seq, _ in hits if seq in by_seq]
+                near = index.similarity_of(self._nothing_vector(), seqs)
+                self.generic.update(
+                    {(scope, by_seq[seq].id): sim for seq, sim in zip(seqs, near, strict=True)}
+                )
         return found
 
     def candidates(self) -> list[Candidate]:
@@ -261,7 +327,13 @@ class VectorSearch:
                 k = min(len(index), k * 4)
                 picked = store.candidates_by_seq(index.search(vector, k, self.flt.types),
                                                  self.flt, scope)  # fmt: skip
-            found += picked[:VECTOR_POOL]
+            picked = picked[:VECTOR_POOL]
+            found += picked
+            if self.embedder is not None and picked:
+                seqs = store.seq_of([c.memory.id for c in picked])
+                ids = [c.memory.id for c in picked if c.memory.id in seqs]
+                near = index.similarity_of(self._nothing_vector(), [seqs[i] for i in ids])
+                self.generic.update({(scope, i): sim for i, sim in zip(ids, near, strict=True)})
         return found
 
 

@@ -40,6 +40,7 @@ class VectorIndex:
     matrix: np.ndarray = field(default_factory=lambda: np.empty((0, 0), dtype=np.float32))
     count: int = 0
     version: int = 0
+    _position: dict[int, int] | None = field(default=None, repr=False, compare=False)
 
     def __len__(self) -> int:
         return int(self.seqs.shape[0])
@@ -58,6 +59,7 @@ class VectorIndex:
         self.count, self.version = count, version
 
     def _load(self, rows: list[tuple[int, int, str, bytes]], *, full: bool) -> None:
+        self._position = None
         if full:
             self.seqs = np.empty(0, dtype=np.int64)
             self.types = np.empty(0, dtype=object)
@@ -87,6 +89,16 @@ class VectorIndex:
             self.seqs = np.concatenate([self.seqs, seqs[fresh]])
             self.types = np.concatenate([self.types, types[fresh]])
             self.matrix = np.vstack([self.matrix, block[fresh]])
+
+    def similarity_of(self, vector: np.ndarray, seqs: list[int]) -> list[float]:
+        """The cosine similarity of ``vector`` to each of ``seqs``'s vectors (NaN for a seq
+        the index does not hold)."""
+        if self._position is None or len(self._position) != len(self):
+            self._position = {int(s): i for i, s in enumerate(self.seqs)}
+        at = [self._position.get(int(s), -1) for s in seqs]
+        rows = self.matrix[[i for i in at if i >= 0]] @ np.asarray(vector, dtype=np.float32)
+        found = iter(rows.tolist())
+        return [next(found) if i >= 0 else float("nan") for i in at]
 
     def search(
         self, query: np.ndarray, k: int, types: tuple[str, ...] = ()
