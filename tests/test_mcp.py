@@ -20,6 +20,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
+import cortexmem
 from cortexmem.errors import CortexError
 from cortexmem.model import Edge, Event, Memory, Provenance, SourceContext
 from cortexmem.services import mcp_tools
@@ -45,8 +46,13 @@ RESOURCES = {"cortex://status", "cortex://decisions", "cortex://plan"}
 
 
 def server_params(repo: Path, cwd: Path, *, project_env: bool = True) -> StdioServerParameters:
-    env = {"CORTEX_HOME": os.environ["CORTEX_HOME"], "XDG_RUNTIME_DIR": os.environ.get(
-        "XDG_RUNTIME_DIR", "/tmp")}  # fmt: skip
+    """The server as Claude Code starts it, with a bare environment; it runs the code these
+    tests import (a checkout's ``src``, not whichever one is installed)."""
+    env = {
+        "CORTEX_HOME": os.environ["CORTEX_HOME"],
+        "XDG_RUNTIME_DIR": os.environ.get("XDG_RUNTIME_DIR", "/tmp"),
+        "PYTHONPATH": str(Path(cortexmem.__file__).parents[1]),
+    }
     if project_env:
         env["CLAUDE_PROJECT_DIR"] = str(repo)
     return StdioServerParameters(
@@ -225,38 +231,57 @@ def test_every_tool_and_resource_over_stdio(repo: Path, seeded: dict[str, str], 
 
 @pytest.mark.slow
 def test_bad_arguments_are_mcp_errors_and_the_server_lives_on(repo: Path, seeded):
+    """Each bad argument is a tool error of one line naming the argument and what it allows,
+    whether the schema rejected it (the SDK's pydantic report, rewritten) or a rule of
+    ``services.mcp_tools`` did."""
+    memory_types = "'architecture', 'decision', 'pattern', 'gotcha', 'context', 'progress'"
+
     async def scenario(c: Client, init) -> None:
         checks: list[tuple[str, dict[str, Any], str]] = [
-            ("search", {"query": 42}, "validation error"),  # wrong type
-            ("search", {"query": "x", "limit": "ten"}, "validation error"),
-            ("search", {"query": "x", "types": "decision"}, "validation error"),
-            ("search", {}, "validation error"),  # missing required
-            ("search", {"query": ""}, "validation error"),
+            ("search", {"query": 42}, "query must be text (got 42)"),
+            ("search", {"query": "x", "limit": "ten"}, "limit must be a whole number (got 'ten')"),
+            ("search", {"query": "x", "types": "decision"},
+             "types must be a list (got 'decision')"),
+            ("search", {}, "query is required"),
+            ("search", {"query": ""}, "query must not be empty"),
             ("search", {"query": "   "}, "query is empty"),
-            ("search", {"query": "x", "limit": 0}, "validation error"),
-            ("search", {"query": "x", "limit": 51}, "validation error"),
-            ("search", {"query": "x", "types": ["opinion"]}, "validation error"),
+            ("search", {"query": "x", "limit": 0}, "limit must be at least 1 (got 0)"),
+            ("search", {"query": "x", "limit": 51}, "limit must be at most 50 (got 51)"),
+            ("search", {"query": "x", "types": ["opinion"]},
+             f"types[0] must be one of {memory_types}"),
             ("search", {"query": "x", "branch": "a b"}, "not a git branch name"),
-            ("search", {"query": "x" * 3000}, "validation error"),
-            ("remember", {"text": "x", "type": "opinion"}, "validation error"),
+            ("search", {"query": "x" * 3000}, "query must be at most 2000 characters (got 3000)"),
+            ("search", {"query": "x", "all_branches": "maybe"},
+             "all_branches must be true or false (got 'maybe')"),
+            ("remember", {"text": "x", "type": "opinion"}, f"type must be one of {memory_types}"),
             ("remember", {"text": "  \n "}, "text is empty"),
-            ("remember", {"text": "x", "priority": 11}, "validation error"),
-            ("remember", {"text": "x", "scope": "team"}, "validation error"),
+            ("remember", {"text": "x", "priority": 11}, "priority must be at most 10 (got 11)"),
+            ("remember", {"text": "x", "scope": "team"},
+             "scope must be one of 'project' or 'global' (got 'team')"),
+            ("remember", {"text": "x", "tags": ["t"] * 21}, "tags must have at most 20 items"),
             ("get", {"id": "m-nothing-here"}, "no memory with id m-nothing-here"),
             ("get", {"id": "DROP TABLE"}, "is not a memory id"),
             ("get", {"id": "m-"}, "ambiguous"),
-            ("traverse", {"id": seeded["gotcha"], "depth": 9}, "validation error"),
-            ("traverse", {"id": seeded["gotcha"], "edge_types": ["likes"]}, "validation error"),
-            ("traverse", {"id": seeded["gotcha"], "direction": "up"}, "validation error"),
+            ("traverse", {"id": seeded["gotcha"], "depth": 9}, "depth must be at most 5 (got 9)"),
+            ("traverse", {"id": seeded["gotcha"], "edge_types": ["likes"]},
+             "edge_types[0] must be one of 'relates_to', 'derived_from'"),
+            ("traverse", {"id": seeded["gotcha"], "direction": "up"},
+             "direction must be one of 'out', 'in' or 'both' (got 'up')"),
             ("forget", {"id": "m-nothing-here"}, "no memory with id"),
-            ("get_recent", {"min_salience": 2}, "validation error"),
+            ("get_recent", {"min_salience": 2}, "min_salience must be at most 1.0 (got 2)"),
             ("get_recent", {"kinds": ["gossip"]}, "unknown event kind"),
             ("get_plan", {"branch": "bad..name"}, "not a git branch name"),
+            ("lesson_feedback", {"id": "l-1", "signal": "meh", "reason": "why"},
+             "signal must be one of 'followed', 'ignored' or 'noise' (got 'meh'); "
+             "reason must be one of 'wrong_language'"),
             ("no_such_tool", {}, "Unknown tool"),
-        ]
+        ]  # fmt: skip
         for name, arguments, expected in checks:
             message = await c.fails(name, **arguments)
             assert expected in message, (name, arguments, message)
+            assert "\n" not in message and "pydantic" not in message, message
+        limit = await c.fails("search", query="reset", limit=51)
+        assert limit == "Error executing tool search: limit must be at most 50 (got 51)"
         with pytest.raises(MCPError) as raised:
             await c.session.read_resource("cortex://nothing")
         assert raised.value.error.code == -32602

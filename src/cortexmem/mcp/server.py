@@ -9,9 +9,11 @@ Only this module imports ``mcp``; the CLI imports it when ``cortex mcp-server`` 
   the working directory. Every call opens the stores afresh (the current branch is re-read, and
   SQLite connections stay in the thread that made them) and closes them after.
 * Tools do their work in ``services.mcp_tools``; an argument that breaks a rule or a memory
-  that is not there comes back as a tool result with ``isError`` and one readable line (the
-  SDK rejects what the JSON Schema already forbids the same way). An unknown resource is a
-  JSON-RPC error. Nothing a call does can stop the server.
+  that is not there comes back as a tool result with ``isError`` and one readable line. What
+  the JSON Schema already forbids the SDK rejects the same way, but with pydantic's report of
+  several lines (and a link); ``CortexServer.call_tool`` turns that into one line naming the
+  argument and what it allows, for every tool at once. An unknown resource is a JSON-RPC
+  error. Nothing a call does can stop the server.
 * stdout carries protocol messages only (the SDK points fd 1 at stderr while it serves, so a
   stray print cannot corrupt the stream); logs go to stderr.
 * Start-up imports the SDK and Cortex's store layer, nothing heavier: the embedding model is
@@ -33,9 +35,11 @@ from typing import Annotated, Any, Literal, TypeVar, cast
 
 import anyio
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ToolError
-from mcp.types import ToolAnnotations
-from pydantic import Field
+from mcp.server.mcpserver.context import Context as CallContext
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError, UnexpectedToolError
+from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
+from pydantic import Field, ValidationError
+from pydantic_core import ErrorDetails
 
 from cortexmem import __version__
 from cortexmem.core.text import clean_text
@@ -118,6 +122,97 @@ def _failure(exc: BaseException) -> str | None:
     return None
 
 
+def _shown(value: Any) -> str:
+    """A rejected value as the message quotes it: short scalars as they are, anything long
+    or nested by its kind (a 3,000-character query is not echoed back)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    shown = repr(value)
+    if len(shown) <= 42:
+        return shown
+    return f"a text of {len(value)} characters" if isinstance(value, str) else "a long number"
+
+
+def _where(loc: tuple[int | str, ...]) -> str:
+    """``("types", 0)`` → ``types[0]``: the argument, and the item of a list when it is one."""
+    head, *rest = loc
+    return str(head) + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in rest)
+
+
+_MUST: dict[str, str] = {
+    "string_type": "must be text",
+    "list_type": "must be a list",
+    "int_type": "must be a whole number",
+    "int_parsing": "must be a whole number",
+    "int_from_float": "must be a whole number",
+    "float_type": "must be a number",
+    "float_parsing": "must be a number",
+    "bool_type": "must be true or false",
+    "bool_parsing": "must be true or false",
+    "dict_type": "must be an object",
+}
+_BOUNDS: dict[str, tuple[str, str]] = {
+    "greater_than_equal": ("at least", "ge"),
+    "less_than_equal": ("at most", "le"),
+    "greater_than": ("more than", "gt"),
+    "less_than": ("less than", "lt"),
+}
+
+
+def _argument_problem(error: ErrorDetails) -> str:
+    """One rejected argument in words: which one, what it allows, what it got."""
+    where, kind, got = _where(error["loc"]), error["type"], error["input"]
+    ctx = error.get("ctx", {})
+    if kind == "missing":
+        return f"{where} is required"
+    if kind == "string_too_short" and ctx.get("min_length") == 1:
+        return f"{where} must not be empty"
+    if kind == "string_too_long":
+        return f"{where} must be at most {ctx['max_length']} characters (got {len(got)})"
+    if kind == "too_long":
+        return f"{where} must have at most {ctx['max_length']} items (got {ctx['actual_length']})"
+    if kind in _BOUNDS:
+        words, key = _BOUNDS[kind]
+        return f"{where} must be {words} {ctx[key]} (got {_shown(got)})"
+    if kind == "literal_error":
+        return f"{where} must be one of {ctx['expected']} (got {_shown(got)})"
+    if kind in _MUST:
+        return f"{where} {_MUST[kind]} (got {_shown(got)})"
+    return f"{where}: {error['msg']}"  # pydantic's own words, one line, without the link
+
+
+def argument_errors(exc: ValidationError) -> str:
+    """The arguments a schema rejected, in one line: ``limit must be at most 50 (got 51)``."""
+    return "; ".join(_argument_problem(error) for error in exc.errors(include_url=False))
+
+
+class CortexServer(MCPServer):
+    """``MCPServer`` whose argument errors read as one line each, for every tool.
+
+    The SDK validates a call's arguments with the tool's pydantic model and, when they do not
+    fit, raises ``ToolError`` from the ``ValidationError`` with pydantic's full report: a
+    header, the field on a line of its own, the input repeated, a documentation link. That
+    is the one case rewritten here, around the SDK's ``call_tool`` (its documented place to
+    catch a tool's failures); the cause is kept, so the SDK still logs the fields only."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: CallContext[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(exc, UnexpectedToolError) or not isinstance(cause, ValidationError):
+                raise
+            raise ToolError(f"Error executing tool {name}: {argument_errors(cause)}") from cause
+
+
 def build_server(project: Path | None = None) -> MCPServer:
     """The server with its tools and resources, serving the project at ``project``."""
     from cortexmem.services.context import Context
@@ -144,7 +239,7 @@ def build_server(project: Path | None = None) -> MCPServer:
                 raise
             raise ResourceError(message) from None
 
-    server = MCPServer(
+    server = CortexServer(
         SERVER_NAME,
         title="Cortex memory",
         description="Long-term memory of this project for AI coding assistants.",
