@@ -174,6 +174,14 @@ def test_every_tool_and_resource_over_stdio(repo: Path, seeded: dict[str, str], 
         assert walked["depths"][0][0]["edge"] == "derived_from"
         none = await c.call("traverse", id=seeded["gotcha"], edge_types=["supersedes"])
         assert none["depths"] == []
+        # edge types as a person or a model writes them: the CLI's alias table
+        edge_types = tools["traverse"].input_schema["properties"]["edge_types"]
+        assert "Aliases are accepted" in edge_types["description"]
+        aliased = await c.call("traverse", id=seeded["gotcha"], edge_types=["Related", "derives"])
+        assert aliased["depths"][0][0]["memory"]["id"] == seeded["decision"]
+        hyphenated = await c.call("traverse", id=seeded["gotcha"], depth=2, direction="out",
+                                  edge_types=["Derived-From"])  # fmt: skip
+        assert hyphenated["depths"] == walked["depths"]
 
         # plan, recent, status, decisions
         plan = await c.call("get_plan")
@@ -263,8 +271,8 @@ def test_bad_arguments_are_mcp_errors_and_the_server_lives_on(repo: Path, seeded
             ("get", {"id": "DROP TABLE"}, "is not a memory id"),
             ("get", {"id": "m-"}, "ambiguous"),
             ("traverse", {"id": seeded["gotcha"], "depth": 9}, "depth must be at most 5 (got 9)"),
-            ("traverse", {"id": seeded["gotcha"], "edge_types": ["likes"]},
-             "edge_types[0] must be one of 'relates_to', 'derived_from'"),
+            ("traverse", {"id": seeded["gotcha"], "edge_types": ["derives", "likes"]},
+             "unknown edge type 'likes'; use one of relates_to, derived_from, contradicts"),
             ("traverse", {"id": seeded["gotcha"], "direction": "up"},
              "direction must be one of 'out', 'in' or 'both' (got 'up')"),
             ("forget", {"id": "m-nothing-here"}, "no memory with id"),

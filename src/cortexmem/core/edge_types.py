@@ -1,5 +1,5 @@
 """One alias table for edge types, for anything that comes from outside: a model's output, the
-command line, an imported file.
+command line, the MCP ``traverse`` tool, an imported file.
 
 A model asked for an edge type answers ``derives``, ``Related``, ``contradict`` or
 ``derived-from`` as often as the canonical name; an edge type that does not match is an edge

@@ -68,7 +68,12 @@ Results carry ids: `get` shows one memory in full, `traverse` follows its links.
 context are per git branch (the current one unless you pass `branch` or `all_branches`)."""
 
 MemoryType = Literal[MEMORY_TYPES]  # type: ignore[valid-type]
-EdgeType = Literal[RELATION_TYPES]  # type: ignore[valid-type]
+EdgeTypes = Annotated[
+    list[Annotated[str, Field(max_length=40)]] | None,
+    Field(description=f"Follow only these edge types: {', '.join(RELATION_TYPES)}. Aliases are "
+                      "accepted (derives, Related, derived-from...), as on the command line.",
+          max_length=20),
+]  # fmt: skip
 Branch = Annotated[
     str | None,
     Field(
@@ -360,15 +365,15 @@ def build_server(project: Path | None = None) -> MCPServer:
     def traverse(
         id: MemoryId,
         depth: Annotated[int, Field(ge=1, le=mcp_tools.DEPTH[1])] = 2,
-        edge_types: Annotated[list[EdgeType] | None,
-                              Field(description="Follow only these edge types.")] = None,
+        edge_types: EdgeTypes = None,
         direction: Literal["out", "in", "both"] = "both",
         min_strength: Annotated[float, Field(ge=0.0, le=1.0)] = 0.0,
         branch: Branch = None,
         all_branches: AllBranches = False,
     ) -> str:  # fmt: skip
         """Follow the links from a memory (what it derives from, refines, contradicts,
-        supersedes; the code a description is the source of), breadth-first, by depth."""
+        supersedes; the code a description is the source of), breadth-first, by depth.
+        `edge_types` takes the types' names or their aliases (derives, Related...)."""
         return _dump(call(mcp_tools.traverse, id, depth=depth, edge_types=edge_types or (),
                           direction=direction, min_strength=min_strength, branch=branch,
                           all_branches=all_branches))  # fmt: skip

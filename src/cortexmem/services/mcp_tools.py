@@ -22,7 +22,6 @@ from cortexmem.errors import CortexError
 from cortexmem.model import (
     BRANCH_SCOPED_TYPES,
     MEMORY_TYPES,
-    RELATION_TYPES,
     Episode,
     Event,
     Memory,
@@ -66,6 +65,17 @@ def check_choices(
     if unknown:
         raise CortexError(f"unknown {what} {unknown[0]!r}; one of: {', '.join(allowed)}")
     return tuple(dict.fromkeys(values))
+
+
+def check_edge_types(values: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """Edge types as a model writes them (``derives``, ``Related``, ``derived-from``) through
+    the one alias table the command line uses too; an unknown one lists the valid types."""
+    from cortexmem.core.edge_types import UnknownEdgeType, normalise_edge_type
+
+    try:
+        return tuple(dict.fromkeys(normalise_edge_type(v) for v in values))
+    except UnknownEdgeType as exc:
+        raise CortexError(str(exc)) from None
 
 
 def check_branch(branch: str | None) -> str | None:
@@ -420,7 +430,7 @@ def traverse(
 
     start_id = check_text(memory_id, "id", 64)
     check_range(depth, "depth", DEPTH)
-    relation_types = check_choices(list(edge_types), "edge type", RELATION_TYPES)
+    relation_types = check_edge_types(edge_types)
     check_choices([direction], "direction", DIRECTIONS)
     if not 0.0 <= min_strength <= 1.0:
         raise CortexError(f"min_strength must be between 0 and 1; got {min_strength!r}")
