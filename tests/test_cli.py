@@ -155,6 +155,29 @@ def test_status_json(run, repo: Path):
     assert len(counts) > 80 and counts.rstrip().endswith("backups: 0"), text
 
 
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "sessions"
+
+
+def test_status_counts_transcripts_and_says_how_much_recall_can_weigh_by_meaning(run, repo):
+    """The three sample sessions and one subagent's are four transcripts (the cursor of each
+    one's tool calls is not another); what capture stored has no vector until reindex."""
+    run("ingest", "--into", str(repo), str(EXAMPLES))
+    project = json.loads(run("status", "--json").stdout)["stores"]["project"]
+    assert project["transcripts"] == 4
+    embedded = project["embedded"]
+    assert embedded["memories"] == {"embedded": 0, "total": project["memories"]}
+    assert embedded["episodes"] == {"embedded": 0, "total": project["episodes"]}
+    text = run("status").stdout
+    assert "captured: 4 transcripts" in text
+    assert f"embedded: 0 of {project['memories']} memories, 0 of {project['episodes']}" in text
+    assert "run `cortex reindex`" in text
+    run("reindex")
+    embedded = json.loads(run("status", "--json").stdout)["stores"]["project"]["embedded"]
+    assert embedded["memories"]["embedded"] == project["memories"]
+    assert embedded["episodes"]["embedded"] == project["episodes"]
+    assert "cortex reindex" not in run("status").stdout
+
+
 def test_reset_backs_up_and_restore_undoes_it(run):
     mid = remember(run, "precious knowledge")
     assert "--yes" in run("reset", code=1).stderr  # no terminal: refuses

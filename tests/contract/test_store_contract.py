@@ -329,6 +329,19 @@ def test_embeddings_put_and_load(store: Store):
     assert [(c.memory.id, c.relevance) for c in found] == [(a.id, 0.9)]
 
 
+def test_embedding_coverage_counts_current_vectors_of_the_model(store: Store):
+    a, _ = store.add_memory(Memory("first", memory_type="gotcha"))
+    store.add_memory(Memory("def f(): pass", memory_type="code"))
+    seq = store.seq_of([a.id])[a.id]
+    assert store.embedding_coverage("tiny") == (0, 2)
+    store.put_embeddings("tiny", 2, [(seq, a.content_hash, bytes(8))])
+    assert store.embedding_coverage("tiny") == (1, 2)
+    assert store.embedding_coverage("tiny", ("code",)) == (1, 1)
+    assert store.embedding_coverage("other") == (0, 2)  # another model's vector is not one
+    store.put_embeddings("tiny", 2, [(seq, "an older text", bytes(8))])
+    assert store.embedding_coverage("tiny") == (0, 2)  # nor one made for other words
+
+
 # ----------------------------------------------------------------- lifecycle & upkeep
 
 

@@ -190,6 +190,8 @@ def status_report(report: dict[str, Any]) -> None:
         others = {k: v for k, v in store["by_status"].items() if k != "active"}
         if others:
             console.print("  by status: " + ", ".join(f"{k} {v}" for k, v in others.items()))
+        if store.get("embedded"):
+            embedded_report(store["embedded"])
     if "ai" in report:
         ai_report(report["ai"])
     learning = report.get("learning")
@@ -201,6 +203,31 @@ def status_report(report: dict[str, Any]) -> None:
         )
         if learning["alert"]:
             console.print(f"  [bold yellow]⚑[/] {escape(learning['alert'])}")
+
+
+def embedded_report(embedded: dict[str, Any]) -> None:
+    """``embedded: 1 of 28 memories, 0 of 488 episodes``, and what to run when much is not:
+    recall judges what has no vector by its words alone."""
+    parts = [(name, embedded[name]) for name in ("memories", "episodes") if embedded[name]]
+    parts = [(name, part) for name, part in parts if part["total"]]
+    if not parts:
+        return
+    console.print(
+        "  embedded: "
+        + ", ".join(f"{p['embedded']} of {p['total']} {name}" for name, p in parts)
+        + f" ({escape(embedded['model'])})"
+    )
+    if any(much_unembedded(part) for _, part in parts):
+        console.print(
+            "  [bold yellow]⚑[/] what has no vector is found by its words only: run `cortex "
+            "reindex` (the recall server a session starts embeds it in the background)"
+        )
+
+
+def much_unembedded(part: dict[str, int]) -> bool:
+    """More than a tenth without a vector: a few new memories wait for the recall server's
+    next idle moment; a whole ingested history waits for `cortex reindex`."""
+    return (part["total"] - part["embedded"]) * 10 > part["total"]
 
 
 def ai_report(ai: dict[str, Any]) -> None:

@@ -277,6 +277,11 @@ class VectorStore(Protocol):
 
     def embedding_backlog_size(self, model: str, skip_types: Sequence[str] = ()) -> int: ...
 
+    def embedding_coverage(self, model: str, skip_types: Sequence[str] = ()) -> tuple[int, int]:
+        """``(embedded, total)`` of the memories ``model`` embeds (``skip_types`` left out):
+        how much of the store recall can weigh by meaning."""
+        ...
+
     def relabel_embeddings(self, model: str, label: str) -> int:
         """Mark ``model``'s vectors (memories' and episodes') stale when they were made with
         another label (project name) than ``label``; returns how many."""

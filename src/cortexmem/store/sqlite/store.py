@@ -732,6 +732,19 @@ class SQLiteStore(EpisodeRooms, AIRooms, LearningRooms, LessonRooms, Transaction
         )
         return int(self.read(lambda conn: conn.execute(sql, (model, *skip_types)).fetchone()[0]))
 
+    def embedding_coverage(self, model: str, skip_types: Sequence[str] = ()) -> tuple[int, int]:
+        """``(embedded, total)``: the memories (active or archived, ``skip_types`` left out)
+        with a vector from ``model`` for their current content, and all of them."""
+        skip = ", ".join("?" * len(skip_types))
+        sql = (
+            "SELECT count(e.memory_seq), count(*) FROM memories m LEFT JOIN embeddings e "
+            "ON e.memory_seq = m.seq AND e.model = ? AND e.source_hash = m.content_hash "
+            "WHERE m.status IN ('active', 'archived') "
+            f"{f'AND m.memory_type NOT IN ({skip})' if skip else ''}"
+        )
+        row = self.read(lambda conn: conn.execute(sql, (model, *skip_types)).fetchone())
+        return int(row[0]), int(row[1])
+
     def relabel_embeddings(self, model: str, label: str) -> int:
         """Record that ``model``'s vectors are made with ``label`` (the project's name in the
         embedding text); when they were made with another one, mark them all stale (memories'
@@ -1138,9 +1151,11 @@ class SQLiteStore(EpisodeRooms, AIRooms, LearningRooms, LessonRooms, Transaction
             edges = conn.execute("SELECT count(*) FROM edges").fetchone()[0]
             events = conn.execute("SELECT count(*) FROM events").fetchone()[0]
             observations = conn.execute("SELECT count(*) FROM observations").fetchone()[0]
+            # Beside each transcript's cursor are the cursors of its tool calls (``calls:``)
+            # and of the tool hooks' spool files (``spool:``): not transcripts of their own.
             transcripts, last = conn.execute(
                 "SELECT count(*), max(updated_at) FROM extraction_cursors "
-                "WHERE transcript_path NOT LIKE 'spool:%'"
+                "WHERE transcript_path NOT LIKE 'spool:%' AND transcript_path NOT LIKE 'calls:%'"
             ).fetchone()
             return StoreCounts(by_type, by_status, edges, events, observations, transcripts, last)
 
