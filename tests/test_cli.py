@@ -105,7 +105,7 @@ def test_forget_by_id_and_by_query(run):
     a = remember(run, "the staging database lives on port 5433")
     b = remember(run, "staging deploys need the VPN")
     out = json.loads(run("forget", "--json", a).stdout)
-    assert out[0]["memory"]["status"] == "archived"
+    assert out[0]["memory"]["status"] == "archived" and out[0]["archived"] is True
     ids = [r["memory"]["id"] for r in json.loads(run("recall", "--json", "staging").stdout)]
     assert ids == [b]
     # without a terminal and without --yes nothing is touched
@@ -116,6 +116,22 @@ def test_forget_by_id_and_by_query(run):
     assert (
         "no memory holds every word of" in run("forget", "--yes", "--query", "zebra", code=1).stderr
     )
+
+
+def test_forgetting_what_is_archived_already_says_so_and_recall_archived_marks_it(run):
+    """As MCP `forget` does: the second time, nothing is archived, and the reply says so."""
+    mid = remember(run, "the staging database lives on port 5433")
+    assert run("forget", mid).stdout == f"Archived {mid} (project)\n"
+    assert run("forget", mid).stdout == f"{mid} (project) was already archived\n"
+    again = json.loads(run("forget", "--json", mid).stdout)
+    assert again[0]["archived"] is False and again[0]["memory"]["status"] == "archived"
+    kept = remember(run, "staging deploys need the VPN")
+    lines = run("recall", "--archived", "staging").stdout.splitlines()
+    assert "[context] (archived) the staging database" in next(x for x in lines if "5433" in x)
+    assert "(archived)" not in next(x for x in lines if "VPN" in x)
+    found = json.loads(run("recall", "--json", "--archived", "staging").stdout)
+    statuses = {r["memory"]["id"]: r["memory"]["status"] for r in found}
+    assert statuses == {mid: "archived", kept: "active"}
 
 
 def test_forget_by_query_unattended_takes_only_what_holds_every_word(run, repo: Path):

@@ -450,22 +450,28 @@ def forget(
         raise click.UsageError("give either a memory ID or --query TEXT")
     ctx = open_context(click_ctx)
     if memory_id is not None:
-        archived = [memories.forget(ctx, memory_id)]
+        chosen = [memories.get(ctx, memory_id)]
     else:
         assert query is not None
-        archived = _forget_by_query(ctx, query, yes, as_json)
+        chosen = _forget_by_query(ctx, query, yes, as_json)
+    # what was archived before is said to be (MCP `forget` says so too), not archived again
+    done = [(memories.forget(ctx, f.memory.id), f.memory.status != "archived") for f in chosen]
     if as_json:
-        print_json([{"scope": f.scope, "memory": f.memory.to_dict()} for f in archived])
-    else:
-        for f in archived:
-            click.echo(f"Archived {f.memory.id} ({f.scope})")
-        if not archived:
-            click.echo("Nothing archived.")
+        print_json(
+            [{"scope": f.scope, "archived": now, "memory": f.memory.to_dict()} for f, now in done]
+        )
+        return
+    for f, now in done:
+        click.echo(f"Archived {f.memory.id} ({f.scope})" if now
+                   else f"{f.memory.id} ({f.scope}) was already archived")  # fmt: skip
+    if not done:
+        click.echo("Nothing archived.")
 
 
 def _forget_by_query(ctx, query: str, yes: bool, as_json: bool) -> list:
+    """The memories a query picks to archive: chosen in a terminal, or with --yes every one
+    holding all its words; a backup first when they are several."""
     from cortexmem.core.fusion import RELEVANCE_FLOOR
-    from cortexmem.services import memories
     from cortexmem.services.recall import recall as do_recall
 
     hits = do_recall(
@@ -502,7 +508,7 @@ def _forget_by_query(ctx, query: str, yes: bool, as_json: bool) -> list:
         for scope in {h.scope for h in chosen}:
             backup = ctx.require(scope).backup("pre-forget")
             click.echo(f"Backup of the {scope} store: {backup.name}", err=True)
-    return [memories.forget(ctx, h.memory.id) for h in chosen]
+    return chosen
 
 
 def _words(text: str) -> set[str]:

@@ -59,9 +59,12 @@ def recall_table(results: Sequence[Ranked], query: str) -> None:
             console.print("     [dim]" + escape(" · ".join(details)) + "[/]")
             console.print("     [dim]" + escape(where) + "[/]", soft_wrap=True)
             continue
+        # --archived serves what `forget` archived beside the rest: it must not pass for active
+        mark = f" ({m.status})" if m.status != "active" else ""
         pin = " 📌" if m.pinned else ""
-        width = max(30, console.width - 9 - len(m.memory_type) - len(pin))
-        console.print(f"{i:>3}. [bold]\\[{m.memory_type}][/]{pin} {escape(headline(m, width))}")
+        width = max(30, console.width - 9 - len(m.memory_type) - len(mark) - len(pin))
+        label = f"[bold]\\[{m.memory_type}][/]" + (f"[yellow]{mark}[/]" if mark else "")
+        console.print(f"{i:>3}. {label}{pin} {escape(headline(m, width))}")
         details = [m.id, f"score {r.score:.2f}", f"p{m.priority}", r.scope, age(m.created_at)]
         if m.branch:
             details.append(m.branch)
