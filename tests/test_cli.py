@@ -204,6 +204,30 @@ def test_reset_backs_up_and_restore_undoes_it(run):
     assert json.loads(run("get", "--json", mid).stdout)["memory"]["content"] == "precious knowledge"
 
 
+def test_reset_help_says_everything_it_deletes(run, repo: Path):
+    """What the help lists is what a reset of captured sessions leaves at zero."""
+    text = " ".join(run("reset", "--help").stdout.split())
+    listed = ("backup", "memories", "edges", "vectors", "events", "episodes", "lessons",
+              "tool observations", "transcripts", "instincts", "suggestions")  # fmt: skip
+    assert [what for what in listed if what not in text] == []
+    run("ingest", "--into", str(repo), str(EXAMPLES))
+    run("reindex")
+    held = json.loads(run("status", "--json").stdout)["stores"]["project"]
+    assert held["episodes"] and held["observations"] and held["transcripts"]
+    run("reset", "--yes")
+    from cortexmem.model import LESSON_STATUSES
+    from cortexmem.services.context import Context
+
+    with Context.for_cwd(repo) as ctx:
+        store = ctx.require("project")
+        counts = store.counts()
+        assert (counts.memories, counts.edges, counts.events, counts.observations) == (0, 0, 0, 0)
+        assert counts.transcripts == 0 and store.get_cursor(str(EXAMPLES)) is None
+        assert store.episode_counts().episodes == 0
+        assert list(store.iter_lessons(statuses=LESSON_STATUSES)) == []
+        assert store.embedding_state("local/all-MiniLM-L6-v2-int8")[0] == 0
+
+
 def test_export_import_round_trip_is_lossless_and_idempotent(run, tmp_path: Path, repo: Path):
     a = remember(run, "alpha decision", "-t", "decision", "-T", "x")
     remember(run, "beta gotcha with ünïcode — and “quotes”", "-t", "gotcha")

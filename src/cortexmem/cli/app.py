@@ -559,7 +559,21 @@ def status(click_ctx: click.Context, as_json: bool) -> None:
 @click.option("-y", "--yes", is_flag=True, help="Do not ask (for scripts).")
 @click.pass_context
 def reset(click_ctx: click.Context, is_global: bool, yes: bool) -> None:
-    """Delete every memory, edge and event of a store (a backup is taken first)."""
+    """Empty a store, after taking a backup of it (`cortex restore` undoes it).
+
+    \b
+    Everything the store file holds is deleted:
+    - memories, their edges and vectors, and events;
+    - episodes (what was said in sessions) and their links to memories;
+    - lessons with their history and warnings, and the tool observations;
+    - the cursors of transcripts and of the tool hooks' spool: the next Stop or
+      `cortex ingest` reads each again from its start;
+    - the learning loop's instincts, suggestions and review audit, and the model calls'
+      ledger and queue.
+
+    Files beside the store (the projections, .cortex/learning/, rules files, ai.yaml, the
+    backups, the tool hooks' spool) are left as they are.
+    """
     ctx = open_context(click_ctx)
     scope = scope_of(is_global)
     store = ctx.require(scope)
