@@ -43,6 +43,17 @@ def cortex_home() -> str:
     )
 
 
+def make_home(home: str | None = None) -> str:
+    """Create ``home`` (default: ``cortex_home()``) private, 0700, unless it exists; return it.
+
+    It holds every project's memory (the global store, the tool hooks' spool), so whoever
+    creates it first closes it, a tool hook as much as the CLI: ``os.makedirs`` of a folder
+    inside it gives the mode asked for to that folder only, and would leave this one 0755."""
+    home = home or cortex_home()
+    os.makedirs(home, mode=0o700, exist_ok=True)
+    return home
+
+
 def _float(name: str) -> float | None:
     try:
         return float(os.environ[name])

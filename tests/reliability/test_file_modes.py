@@ -85,6 +85,18 @@ def test_a_whole_session_leaves_nothing_readable_by_others(tmp_path: Path, corte
     assert all(p.stat().st_mode & 0o044 for p in projections if p.exists())
 
 
+def test_a_tool_hook_that_runs_first_creates_cortex_home_private(tmp_path: Path, cortex_home):
+    """The first thing to run in a fresh install may be a tool hook spooling a call: the
+    folder of every project's memory is 0700 from then on, not once the CLI tightens it."""
+    payload = {"session_id": "s-1", "cwd": str(tmp_path), "hook_event_name": "PostToolUse",
+               "tool_name": "Bash", "tool_input": {"command": "uv run pytest"},
+               "tool_response": {"stdout": "1 passed"}, "tool_use_id": "toolu_1"}  # fmt: skip
+    assert not cortex_home.exists()
+    run([*HOOK, "PostToolUse"], tmp_path, json.dumps(payload))
+    assert list((cortex_home / "observations").iterdir())  # the call was spooled
+    assert readable_by_others(cortex_home) == []
+
+
 def test_existing_open_files_are_closed_on_open(tmp_path: Path):
     path = tmp_path / "cortex.db"
     SQLiteStore.open(path).close()

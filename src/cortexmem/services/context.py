@@ -58,8 +58,8 @@ class Context:
             if scope == "project":
                 ensure_data_dir(path.parent)
             else:
-                path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-                private_dir(path.parent)
+                settings.make_home(str(path.parent))
+                private_dir(path.parent)  # one an older Cortex left open
         store = SQLiteStore.open(path, timeout=self.timeout)
         self._open[scope] = store
         return store
