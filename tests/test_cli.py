@@ -254,6 +254,20 @@ def test_export_import_round_trip_is_lossless_and_idempotent(run, tmp_path: Path
     assert "## Decision (1)" in md and a in md
 
 
+def test_a_global_export_goes_back_into_the_global_store_unless_told_otherwise(run):
+    """`cortex export -g | cortex import -` put the global memories into the project store
+    under the same ids: recall showed each twice, forget reached the project's copy only."""
+    mid = remember(run, "prefer ruff over flake8", "--global")
+    dump = run("export", "-g").stdout
+    result = json.loads(run("import", "--json", "-", input=dump).stdout)
+    assert (result["scope"], result["inserted"], result["unchanged"]) == ("global", 0, 1)
+    assert [r["memory"]["id"] for r in json.loads(run("recall", "--json", "ruff").stdout)] == [mid]
+    assert "Imported into the global store" in run("import", "-", input=dump).stdout
+    run("import", "-g", "--into-project", "-", input=dump, code=2)
+    asked = json.loads(run("import", "--json", "--into-project", "-", input=dump).stdout)
+    assert (asked["scope"], asked["inserted"]) == ("project", 1)  # as the person said
+
+
 def test_an_export_of_the_same_knowledge_under_other_ids_is_not_stored_twice(run, tmp_path: Path):
     """Another machine captured the same session (its memories have other ids): importing
     its export takes each for the memory already here, and its edges follow."""

@@ -740,18 +740,27 @@ def _a_database(path: Path) -> bool:
 @cli.command(name="import")
 @click.argument("source", type=click.File("r", encoding="utf-8"))
 @click.option("-g", "--global", "is_global", is_flag=True, help="Import into the global store.")
+@click.option(
+    "--into-project", is_flag=True, help="Import into the project store, a global export too."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
 @click.pass_context
-def import_(click_ctx: click.Context, source: Any, is_global: bool, as_json: bool) -> None:
+def import_(
+    click_ctx: click.Context, source: Any, is_global: bool, into_project: bool, as_json: bool
+) -> None:
     """Import a JSONL export (`-` for stdin). Safe to repeat: nothing is duplicated.
 
+    It goes into the store it was exported from: a global export (`cortex export -g`) into the
+    global store, any other into this project's; -g or --into-project says otherwise.
     The whole file is checked first; if any line is bad nothing is written.
     """
     from cortexmem.services import transfer
 
+    if is_global and into_project:
+        raise click.UsageError("-g and --into-project cannot be combined")
     ctx = open_context(click_ctx)
-    scope = scope_of(is_global)
-    result = transfer.import_lines(ctx, source, scope)
+    asked = scope_of(is_global) if is_global or into_project else None  # None: the header's
+    scope, result = transfer.import_lines(ctx, source, asked)
     data = {
         "scope": scope,
         "inserted": result.inserted,

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
 from cortexmem import __version__
 from cortexmem.core.export_format import export_jsonl, export_markdown, parse_jsonl
@@ -45,10 +46,22 @@ def export_md(ctx: Context, scope: Scope) -> str:
     return export_markdown(title, memories, edges)
 
 
-def import_lines(ctx: Context, lines: Iterable[str], scope: Scope) -> ImportResult:
-    """Validate everything first (raises ExportFormatError), then write in one transaction."""
+def exported_from(header: Mapping[str, Any]) -> Scope:
+    """The store an export was taken from, as its header names it: ``global``, else (a project
+    export, or one too old or hand-made to say) ``project``."""
+    return "global" if header.get("scope") == "global" else "project"
+
+
+def import_lines(
+    ctx: Context, lines: Iterable[str], scope: Scope | None = None
+) -> tuple[Scope, ImportResult]:
+    """Validate everything first (raises ExportFormatError), then write in one transaction into
+    ``scope``; by default into the store the export came from: a global export imported into
+    the project store would hold its memories twice under the same ids (recall showed both,
+    ``get`` and ``forget`` reached the project's copy only)."""
     parsed = parse_jsonl(lines)
-    return ctx.writable(scope).import_records(
+    scope = scope or exported_from(parsed.header)
+    return scope, ctx.writable(scope).import_records(
         parsed.memories,
         parsed.edges,
         parsed.events,
