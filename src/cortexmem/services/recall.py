@@ -39,8 +39,6 @@ MEANING_BESIDE_WORDS = 0.55
 # meaning could match: short filler sentences ("Let me fix this last reference:") are close
 # to everything, and came back at 0.6-0.8.
 NEAR_NOTHING = 0.75
-# A passage found by meaning alone is kept only this much closer to the query than to no text.
-HUB_MARGIN = 0.05
 
 
 class QueryEmbedder(Protocol):
@@ -172,13 +170,13 @@ def recall(
 def _generic(
     result: Ranked, by_meaning: dict[tuple[str, str], float], pending: VectorSearch | None
 ) -> bool:
-    """A passage or memory no closer in meaning to the query than to no text at all (by
-    ``HUB_MARGIN``): a short line ("ok, fine, let's do vite", "are they still being
-    written?") is near every query, so its similarity says nothing of this one."""
+    """A passage or memory no closer in meaning to the query than to no text at all: a short
+    line ("ok, fine, let's do vite", "are they still being written?") is near every query,
+    so its similarity says nothing of this one."""
     key = (result.scope, result.memory.id)
     if pending is None or key not in pending.generic:
         return False
-    return by_meaning.get(key, -1.0) - pending.generic[key] < HUB_MARGIN
+    return by_meaning.get(key, -1.0) <= pending.generic[key]
 
 
 def _restore_archived(ctx: Context, results: list[Ranked]) -> list[Ranked]:
