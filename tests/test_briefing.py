@@ -24,7 +24,8 @@ from cortexmem.core.briefing import (
     Plan,
     PlanStep,
     build,
-    is_high_value,
+    may_overflow,
+    section_of,
 )
 from cortexmem.core.tokens import count_tokens, estimate_tokens
 from cortexmem.hosts.claude_code import rules
@@ -94,7 +95,7 @@ def test_snapshot_of_a_briefing():
         "## Open problems\n"
         "- ● Replayed requests with a different body still return 200 — 1d ago\n"
         "## Where the work stands\n"
-        "- Files worked on most: `app/idempotency.py`, `app/api.py`\n"
+        "- Files worked on most, in `app/`: `idempotency.py`, `api.py`\n"
         "- Recent work: 3 steps done on main, last (1d ago): wire the Idempotency-Key header\n"
         "## Decisions\n"
         "- ● Use a unique index on (merchant_id, key) instead of a Redis lock — 19d ago\n"
@@ -205,7 +206,9 @@ def test_the_budget_holds_except_for_the_overflow_rule(pairs, with_plan, command
     if not result.overflow:
         assert result.tokens <= result.budget or len(result.ids) == 0
     else:
-        assert all(is_high_value(by_id[i]) for i in result.overflow)
+        # what the budget counts as high value: is_high_value, a how-to, a preference
+        assert all(may_overflow(section_of(by_id[i]) or "", Item(by_id[i], 0))
+                   for i in result.overflow)  # fmt: skip
         assert result.tokens <= result.budget * (1 + OVERFLOW_SHARE)
 
 
@@ -566,3 +569,78 @@ def test_titles_an_older_transcript_carries_for_other_sessions_are_not_its_recen
     with Context.for_cwd(repo) as ctx:
         text = make_briefing(ctx).markdown
     assert "TUI Improvements" not in text and "Recent sessions" not in text
+
+
+def test_overflow_goes_breadth_first_to_what_the_budget_counts_as_high_value():
+    state = [Item(mem(f"Session {i}: goal: task {i} " + "word " * 80, "context",
+                      event="session_summary"), 1 - i / 100) for i in range(4)]  # fmt: skip
+    decisions = [Item(mem(f"Decision {i} " + "because " * 20, priority=8), 0.9) for i in range(3)]
+    gotchas = [Item(mem(f"`make test` failed: cause number {i} " + "detail " * 30, "gotcha",
+                        priority=7), 0.5 - i / 100) for i in range(3)]  # fmt: skip
+    howto = Item(mem("How to run the tests: `make test-all` " + "then more " * 10, "pattern",
+                     event="howto"), 0.5)  # fmt: skip
+    result = build(BriefingInput("p", "main", NOW, [*state, *decisions, *gotchas, howto]),
+                   estimate_tokens)  # fmt: skip
+    # the how-to is the best line its section left out: it comes before a second gotcha
+    assert howto.memory.id in result.overflow and gotchas[0].memory.id in result.overflow
+    assert gotchas[1].memory.id not in result.ids
+    assert result.tokens <= result.budget * (1 + OVERFLOW_SHARE)
+
+
+def test_a_line_that_says_more_than_a_command_listed_above_is_kept():
+    why = Item(mem("Global tool not updating: run `uv tool install . --reinstall` after code "
+                   "changes", "gotcha", priority=7), 0.8)  # fmt: skip
+    data = BriefingInput(
+        "p", "main", NOW, [why], commands=(Command("uv tool install . --reinstall", 3),)
+    )
+    text = build(data, estimate_tokens).markdown
+    assert "- `uv tool install . --reinstall` (ran 3×)" in text and "after code changes" in text
+
+
+def test_a_chain_of_listed_commands_and_a_failures_run_counts_are_not_said_again():
+    howto = Item(mem("How to run the tests: `mise run test`", "pattern", event="howto"), 0.8)
+    fail = Item(mem("`mise run lint` failed (3 failed, 10 passed in 1.2s): the fixture needs "
+                    "TZ=UTC", "gotcha", priority=7), 0.8)  # fmt: skip
+    runs = (Command("mise run lint", 3), Command("mise run test && mise run lint", 2))
+    text = build(BriefingInput("p", "main", NOW, [howto, fail], commands=runs),
+                 estimate_tokens).markdown  # fmt: skip
+    assert "&&" not in text and "- `mise run lint` (ran 3×)" in text
+    assert "`mise run lint` failed: the fixture needs TZ=UTC" in text
+
+
+def test_a_rewritten_to_do_list_keeps_the_steps_done_before_it(repo: Path):
+    from cortexmem.model import Event, Provenance
+    from cortexmem.services.brief import active_plan
+
+    where = Provenance(session_id="s-1")
+    with Context.for_cwd(repo) as ctx:
+        store = ctx.writable("project")
+
+        def plan(*steps: str) -> None:
+            store.append_event(Event("plan", f"Plan ({len(steps)} steps)",
+                                     {"tool": "TodoWrite", "steps": list(steps)},
+                                     provenance=where))  # fmt: skip
+
+        def step(text: str, status: str) -> None:
+            store.append_event(
+                Event(
+                    "plan_step",
+                    f"[{status}] {text}",
+                    {"step": text, "status": status},
+                    provenance=where,
+                )
+            )
+
+        plan("Add table", "Add route")
+        step("Add table", "completed")
+        step("Add route", "pending")
+        time.sleep(0.01)
+        # a step added: the list is recorded again, the done step is not (its status held)
+        plan("Add table", "Add route", "Test it")
+        found = active_plan(ctx, None)
+    assert found is not None and found.session == "s-1"
+    assert [(s.text, s.status) for s in found.steps] == [
+        ("Add table", "completed"),
+        ("Add route", "pending"),
+        ("Test it", "pending"),
+    ]

@@ -31,12 +31,19 @@ issue.") and markdown are dropped.
 **No repetition.** Progress logs ("Done: …", one line per commit) are folded into one line
 ("Recent work: 12 steps done on main, last: …") instead of crowding out knowledge. No two
 lines say the same thing: a line whose words match a line already chosen (the same words, all
-the words of the shorter one, or a Jaccard overlap ≥ ``SAME_OVERLAP``) is left out, and a plan
-step that a commit, a done step or a summary already reports is not listed as still open.
+its own words, or a Jaccard overlap ≥ ``SAME_OVERLAP``) is left out; a line that contains a
+shorter chosen line's words and says more (a gotcha's cause around a command listed above) is
+not. A plan step that a commit, a done step or a summary already reports is not listed as
+still open, and the active plan's own progress log is not listed beside its steps. What is
+said once costs once: the folder the files worked on share is named once, a command chain
+each part of which is listed already is left out, and a failure's run counts ("1 failed, 26
+passed in 1.48s") are left off its line.
 
-**Overflow.** High-value items (a decision or rejection of priority ≥ 8, an open problem, a
-gotcha of priority ≥ 7, or anything pinned) left out by the budget may still be added, up to
-``OVERFLOW_SHARE`` of the budget beyond it. Nothing else ever exceeds the budget.
+**Overflow.** What the budget counts as high value and left out — a decision or rejection of
+priority ≥ 8, an open problem, a gotcha of priority ≥ 7, anything pinned, a how-to, a
+preference, an open step of the active plan — may still be added, up to ``OVERFLOW_SHARE`` of
+the budget beyond it, breadth first: the best line left out of each section before any
+section's second. Nothing else ever exceeds the budget.
 
 **Lines.** ``- ● text — age`` with a confidence marker (● ≥ 0.8, ◐ ≥ 0.5, ○ below), the age,
 and the branch when it is not the current one; ``note`` carries what reality anchoring found
@@ -127,6 +134,7 @@ class Plan:
     steps: tuple[PlanStep, ...]
     branch: str | None = None
     when: str | None = None
+    session: str | None = None  # the session whose to-do list it is
 
 
 @dataclass(frozen=True)
@@ -193,6 +201,15 @@ def is_high_value(memory: Memory) -> bool:
         or (memory.memory_type == "gotcha" and memory.priority >= 7)
         or "event:open_problem" in tags_of(memory)
     )
+
+
+def may_overflow(section: str, owner: Item | None) -> bool:
+    """Whether a line left out by the budget may overflow it: what ``budget_for`` counts as
+    high value (a how-to, a preference, an open step of the active plan) besides the
+    ``is_high_value`` memories. Commands that worked are the how-tos' fallback, not theirs."""
+    if owner is None:
+        return section == "plan"
+    return is_high_value(owner.memory) or section in ("howto", "preferences")
 
 
 def budget_for(data: BriefingInput) -> int:
@@ -333,8 +350,12 @@ def item_line(
     if tags_of(m) & SUMMARY_TAGS:
         text = summary_text(m.content, width, open_listed=m.source_session in open_listed)
     else:
-        text = shorten(m.content, width)
+        # "`cmd` failed (1 failed, 26 passed in 1.48s): cause": the counts were that run's
+        text = shorten(_RUN_COUNTS.sub(r"\1 failed: ", m.content, count=1), width)
     return f"- {marker(m.confidence)} {text}{note} — {where}{age(m.created_at, now)}"
+
+
+_RUN_COUNTS = re.compile(r"^(`[^`\n]+`) failed \([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\): ")
 
 
 _WORD = re.compile(r"[^\W_]+|_+", re.UNICODE)
@@ -355,6 +376,34 @@ def same(a: frozenset[str], b: frozenset[str]) -> bool:
     if common == min(len(a), len(b)) and (a == b or common >= 3):
         return True
     return common / len(a | b) >= SAME_OVERLAP
+
+
+def restates(line: frozenset[str], chosen: frozenset[str]) -> bool:
+    """Whether ``line`` adds nothing to a line already ``chosen``: ``same``, but a line that
+    holds all the words of a shorter chosen one and more (a gotcha's cause around a command
+    listed above) says more, and is not left out for it."""
+    if not line or not chosen:
+        return False
+    common = len(line & chosen)
+    if line == chosen or (common == len(line) and common >= 3):
+        return True
+    return common / len(line | chosen) >= SAME_OVERLAP
+
+
+def files_line(files: Sequence[str]) -> str:
+    """``- Files worked on most: …``, the folder they all share said once."""
+    folders = [f.split("/")[:-1] for f in files]
+    common: list[str] = []
+    for level in zip(*folders, strict=False):
+        if len(set(level)) != 1:
+            break
+        common.append(level[0])
+    if len(files) < 2 or not common:
+        return "- Files worked on most: " + ", ".join(f"`{f}`" for f in files)
+    lead = "/".join(common) + "/"
+    return f"- Files worked on most, in `{lead}`: " + ", ".join(
+        f"`{f[len(lead) :]}`" for f in files
+    )
 
 
 def step_line(step: PlanStep, width: int | None = None) -> str:
@@ -519,8 +568,7 @@ def pools_of(
         line = item_line(item, data.now, data.branch, SUMMARY_CHARS, listed)
         pools["state"].append((line, item, words(item.memory.content)))
     if data.files:
-        files = ", ".join(f"`{f}`" for f in data.files[:FILES_SHOWN])
-        pools["state"].append((f"- Files worked on most: {files}", None, frozenset()))
+        pools["state"].append((files_line(data.files[:FILES_SHOWN]), None, frozenset()))
     folded = fold_progress(progress, data.branch, data.now)
     if folded is not None:
         pools["state"].append((folded, None, words(folded)))
@@ -532,6 +580,13 @@ def pools_of(
         section = section_of(item.memory)
         if section is None or section == "state":
             continue
+        if (
+            section == "plan"
+            and data.plan is not None
+            and data.plan.session
+            and item.memory.source_session == data.plan.session
+        ):
+            continue  # the active plan's own progress log: its steps are listed below
         if section == "howto":
             if item.memory.id not in folds:
                 continue  # folded into the line of its kind
@@ -542,9 +597,15 @@ def pools_of(
     # a command a how-to memory already gives is not listed again
     howtos = " ".join(" ".join(i.memory.content.split()) for i in ranked
                       if section_of(i.memory) == "howto")  # fmt: skip
+    run = {" ".join(c.text.split()) for c in data.commands}
     for command in data.commands:
-        if " ".join(command.text.split()) not in howtos:
-            pools["howto"].append((command_line(command), None, words(command.text)))
+        text = " ".join(command.text.split())
+        if text in howtos:
+            continue
+        parts = [p.strip() for p in text.split("&&")]
+        if len(parts) > 1 and all(p in howtos or p in run for p in parts):
+            continue  # a chain of steps each of which is given already
+        pools["howto"].append((command_line(command), None, words(command.text)))
     title = ""
     if data.plan is not None and data.plan.steps:
         reported = [words(i.memory.content) for i in progress + summaries]
@@ -576,7 +637,7 @@ def build(data: BriefingInput, count: Callable[[str], int]) -> Briefing:
     def fits(name: str, index: int, ceiling: int) -> bool:
         nonlocal used
         line, _, text = pools[name][index]
-        if index in chosen[name] or any(same(text, other) for other in said):
+        if index in chosen[name] or any(restates(text, other) for other in said):
             return False
         price = cost(name, line)
         if used + price > ceiling:
@@ -638,15 +699,17 @@ def build(data: BriefingInput, count: Callable[[str], int]) -> Briefing:
                 widths[key] = width + step
                 used += price
                 growing = True
-    # 4. overflow: high-value memories the budget left out
+    # 4. overflow: high-value lines the budget left out, breadth first (the best one left out
+    # of each section before any section's second), so one section's many gotchas do not
+    # take the whole overflow from the how-to or the plan step after them
     overflow: list[str] = []
     ceiling = budget + int(budget * OVERFLOW_SHARE)
-    for name in LINE_BUDGETS:
-        for index, (_, owner, _) in enumerate(pools[name]):
-            if owner is None or not is_high_value(owner.memory):
-                continue
-            if fits(name, index, ceiling):
-                overflow.append(owner.memory.id)
+    ranks = sorted((index, order, name) for order, name in enumerate(LINE_BUDGETS)
+                   for index in range(len(pools[name])))  # fmt: skip
+    for index, _, name in ranks:
+        owner = pools[name][index][1]
+        if may_overflow(name, owner) and fits(name, index, ceiling) and owner is not None:
+            overflow.append(owner.memory.id)  # (an open plan step has no memory to name)
 
     out = header(data)
     ids: list[str] = []

@@ -66,15 +66,18 @@ def active_plan(ctx: Context, branch: str | None) -> Plan | None:
             continue
         steps = [str(s) for s in plan.payload["steps"]]
         status = {s: "pending" for s in steps}
+        # the latest status each step was given in the session, before this list too: a list
+        # rewritten (a step added or renamed) carries its done steps over without a new
+        # plan_step event for them (extraction records a step's status when it changes)
         for event in reversed(store.recent_events(("plan_step",), 500, plan.provenance.session_id)):
             text = str(event.payload.get("step", ""))
-            if text in status and event.created_at >= plan.created_at:
+            if text in status:
                 status[text] = str(event.payload.get("status", "pending"))
         if all(v == "completed" for v in status.values()):
             return None
         title = f"{len(steps)} steps from session {(plan.provenance.session_id or '?')[:8]}"
         return Plan(title, tuple(PlanStep(s, status[s]) for s in steps), plan.provenance.branch,
-                    plan.created_at)  # fmt: skip
+                    plan.created_at, plan.provenance.session_id)  # fmt: skip
     return None
 
 
@@ -91,6 +94,8 @@ _TOOL_WORDS = re.compile(
     r"install|deploy|bench|ci|make|just|mise|tox|nox|cargo|npm|pnpm|yarn|bun|uv|poetry|"
     r"go|gradle|mvn|act|ruff|mypy|pyright|eslint|tsc|vitest|jest)\b"
 )
+# A run that asks the tool about itself (``pytest --collect-only``, ``--markers``, ``--help``).
+_INSPECTION = re.compile(r"\s--(?:collect-only|markers|help|version)\b")
 _NOT_HOWTO = re.compile(
     r"^(?:echo|cat|ls|cd|rm|mv|cp|mkdir|find|grep|rg|sed|awk|head|tail|wc|sort|stat|touch|"
     r"chmod|which|pwd|git|gh|curl|open|kill|pkill|ps|sleep|python3? -c|/tmp/)"
@@ -119,6 +124,8 @@ def howto_commands(events, limit: int = 8) -> list:
         # A script (several lines) or an inspection (``uv run python -c …``) is that moment's.
         if any(c in raw for c in "\n|>$`") or _NOT_HOWTO.match(without_wrappers(command)):
             continue
+        if _INSPECTION.search(command):
+            continue  # an inspection of the tool, not a step of the project
         if not _TOOL_WORDS.search(command) or runs_one_test(command):
             continue  # a run of one test file is that moment's, not how to test the project
         if checks_one_file(command):
