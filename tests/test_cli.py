@@ -187,7 +187,10 @@ def test_status_counts_transcripts_and_says_how_much_recall_can_weigh_by_meaning
     assert "captured: 4 transcripts" in text
     assert f"embedded: 0 of {project['memories']} memories, 0 of {project['episodes']}" in text
     assert "run `cortex reindex`" in text
-    run("reindex")
+    said = run("reindex").stdout
+    assert said.startswith(
+        f"Embedded {project['memories']} memories, {project['episodes']} passages of sessions"
+    )
     embedded = json.loads(run("status", "--json").stdout)["stores"]["project"]["embedded"]
     assert embedded["memories"]["embedded"] == project["memories"]
     assert embedded["episodes"]["embedded"] == project["episodes"]

@@ -20,7 +20,8 @@ def open_context(click_ctx: click.Context):
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON report.")
 @click.pass_context
 def reindex(click_ctx: click.Context, as_json: bool) -> None:
-    """Embed every memory that has no vector from the configured model yet.
+    """Embed every memory, passage of a session and lesson that has no vector from the
+    configured model yet.
 
     Runs in batches of 50, each committed: stop it at any time and run it again to go on.
     Unchanged memories are skipped (content hash); after switching model in ai.yaml this
@@ -32,6 +33,7 @@ def reindex(click_ctx: click.Context, as_json: bool) -> None:
     embedder = Embedder.for_context(ctx)
     backlog = sum(
         store.embedding_backlog_size(embedder.model, embedder.skip_types)
+        + (store.episode_embedding_backlog_size(embedder.model) if embedder.embeds_episodes else 0)
         for _, store in ctx.existing()
     )
     if as_json or not sys.stderr.isatty() or backlog == 0:
@@ -48,10 +50,15 @@ def reindex(click_ctx: click.Context, as_json: bool) -> None:
         from cortexmem.cli.common import print_json
 
         print_json(
-            {"model": report.model, "embedded": report.embedded, "remaining": report.remaining}
-        )
+            {"model": report.model, "embedded": report.embedded, "remaining": report.remaining,
+             "memories": report.memories, "episodes": report.episodes,
+             "lessons": report.lessons}
+        )  # fmt: skip
         return
-    click.echo(f"Embedded {report.embedded} memories with {report.model}; all up to date.")
+    click.echo(
+        f"Embedded {report.memories} memories, {report.episodes} passages of sessions and "
+        f"{report.lessons} lessons with {report.model}; all up to date."
+    )
 
 
 @click.command()

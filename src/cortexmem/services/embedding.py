@@ -85,9 +85,15 @@ class SyncedStore(VectorStore, EpisodeStore, LessonStore, Protocol):
 
 @dataclass
 class SyncReport:
+    """What a sync embedded: ``embedded`` in all, of which ``memories``, ``episodes`` (what was
+    said in sessions) and ``lessons``; ``remaining`` still waits (a deadline stopped it)."""
+
     model: str
     embedded: int = 0
     remaining: int = 0
+    memories: int = 0
+    episodes: int = 0
+    lessons: int = 0
 
     @property
     def finished(self) -> bool:
@@ -127,6 +133,7 @@ def sync(
             ]
             store.put_embeddings(embedder.model, int(vectors.shape[1]), rows)
         report.embedded += len(items)
+        report.memories += len(items)
         if on_batch is not None:
             on_batch(len(items))
     while embedder.embeds_episodes and (deadline is None or time.monotonic() < deadline):
@@ -140,6 +147,7 @@ def sync(
             [(seq, vector_bytes(v)) for (seq, _), v in zip(said, vectors, strict=True)],
         )
         report.embedded += len(said)
+        report.episodes += len(said)
         if on_batch is not None:
             on_batch(len(said))
     from cortexmem.services.lesson_vectors import embed_lessons
@@ -149,6 +157,7 @@ def sync(
         if not learned:
             break
         report.embedded += learned
+        report.lessons += learned
         if on_batch is not None:
             on_batch(learned)
     report.remaining = store.embedding_backlog_size(embedder.model, embedder.skip_types)
@@ -179,6 +188,9 @@ def sync_context(
         )
         total.embedded += part.embedded
         total.remaining += part.remaining
+        total.memories += part.memories
+        total.episodes += part.episodes
+        total.lessons += part.lessons
     return total
 
 
