@@ -233,7 +233,7 @@ def test_reality_anchoring(tmp_path: Path):
     )
     assert anchor(mem("Backoff is in app/retry.py", "gotcha"), tmp_path, "main") == (True, "")
     other = mem("Use APScheduler", branch="feature/x")
-    assert anchor(other, tmp_path, "main") == (True, "other branch")
+    assert anchor(other, tmp_path, "main") == (True, "from branch feature/x")
 
 
 # ----------------------------------------------------------------- delivery

@@ -48,7 +48,7 @@ def anchor(memory, worktree: Path | None, branch: str | None) -> tuple[bool, str
                 return False, ""
             notes.append(f"⚠ {paths[0]} no longer exists")
     if branch and memory.branch and memory.branch != branch:
-        notes.append("other branch")
+        notes.append(f"from branch {memory.branch}")
     return True, "; ".join(notes)
 
 
