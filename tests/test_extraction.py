@@ -1061,6 +1061,9 @@ def digest_of(session: Session) -> dict[str, list[str]]:
         ("I think we need to move to c11 or whatever the latest c is so we are modern.", "user"),
         ("To be clear: don't use ClMail for communication, use the builtin subagent teams.",
          "user"),
+        ("I want all commits to be Durban-Designer since thats me.", "user"),
+        ("We want the command to create a local dir .slopometry and add it to .gitignore",
+         "user"),
     ],
 )  # fmt: skip
 def test_choices_said_in_prose_are_decisions_above_the_bar(text, speaker):
@@ -1086,6 +1089,13 @@ def test_choices_said_in_prose_are_decisions_above_the_bar(text, speaker):
 def test_the_same_words_without_a_choice_are_not_decisions(text, speaker):
     hit = classify(text, speaker)
     assert hit is None or hit[0] != "decision" or hit[1] < 0.6
+
+
+def test_what_the_person_asks_of_the_assistant_now_is_not_how_they_want_things():
+    assert classify("I want you to run the tests again.", "user") is None
+    assert classify("I want to pick it up again and fix the broken APIs.", "user") is None
+    assert classify("The user wants all commits to be Durban-Designer.", "assistant") == (
+        "preference", 0.7)  # fmt: skip
 
 
 def test_a_decision_keeps_the_alternative_it_rejected():

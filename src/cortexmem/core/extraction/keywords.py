@@ -116,6 +116,15 @@ MARKERS: Final[tuple[Marker, ...]] = (
     _m("gotcha", r"\b(?:must|has to|needs to) be (?:called|run|loaded|set|done) before\b", 0.65),
     _m("preference", r"\b(?:always|never|prefer|don't ever|do not ever)\b", 0.75, "user"),
     _m("preference", r"\bI(?:'d| would) (?:rather|like you to|prefer)\b", 0.7, "user"),
+    # how the person wants things to be ("I want all commits to be Durban-Designer", "we want
+    # the command to create a local dir"), not a request to the assistant ("I want you to …")
+    _m(
+        "preference",
+        r"\b(?:I|we) (?:just |really |only )?want (?!you\b)(?:\w+ ){0,4}?to (?:be|use|have|stay"
+        r"|show|create|run|keep|live|work)\b",
+        0.65,
+        "user",
+    ),
     _m(
         "preference",
         r"^(?:(?:to be clear|also|ok(?:ay)?|and|but|so|just)[:,]?\s+)?(?:please )?"
