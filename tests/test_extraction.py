@@ -1441,6 +1441,16 @@ def test_the_outcome_is_the_closing_reply_to_the_last_request_not_an_intention()
     (summary,) = digest_of(session)["session_summary"]
     assert "Outcome: Updated reset_test.go" in summary
     assert "I need to update the reset command" not in summary
+    # a reply that only introduces the call it makes ("… Now check formatters.py:") is no end
+    cut = (
+        Session()
+        .say("lets address all redundant and orphaned comments for staged files", role="user")
+        .say("Removed orphan comments from plan_analyzer.py and formatters.py; the docstrings "
+             "that explain the metrics stay.")
+        .say("Now check complexity_analyzer.py and formatters.py:")
+    )  # fmt: skip
+    (summary,) = digest_of(cut)["session_summary"]
+    assert "Outcome: Removed orphan comments" in summary and "Now check" not in summary
 
 
 def test_a_session_that_ended_on_a_failure_or_a_refusal_says_so():

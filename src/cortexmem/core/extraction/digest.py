@@ -265,9 +265,12 @@ MIN_OUTCOME: Final = 40
 
 def stated(text: str) -> str:
     """A reply without the sentences at its end that only announce what comes next ("… Let
-    me fix the tests."): what it says was found or done."""
+    me fix the tests.", "Now check formatters.py:", a colon before the call it introduces):
+    what it says was found or done."""
     sentences = _SENTENCE_END.split(text.strip())
-    while sentences and ANNOUNCES.match(sentences[-1].strip()):
+    while sentences and (
+        ANNOUNCES.match(sentences[-1].strip()) or sentences[-1].rstrip().endswith(":")
+    ):
         sentences.pop()
     return " ".join(sentences).strip()
 
