@@ -148,6 +148,8 @@ def test_forget_by_query_unattended_takes_only_what_holds_every_word(run, repo: 
     run("forget", "--yes", "--query", "qwertyuiop zxcvb", code=1)
     run("forget", "--yes", "--query", "GPU postgres", code=1)
     run("forget", "--yes", "--query", "do not use SQLite", code=1)  # small words count
+    only_small = run("forget", "--yes", "--query", "the", code=1).stderr
+    assert "only common words" in only_small  # held by almost anything: it says nothing
     archived = json.loads(run("forget", "--json", "--yes", "--query", "CUDA GPU").stdout)
     assert [x["memory"]["id"] for x in archived] == [kept[1]]
     assert [r["memory"]["id"] for r in json.loads(run("recall", "--json", "WAL").stdout)] == [

@@ -440,8 +440,9 @@ def forget(
 ) -> None:
     """Archive a memory by ID, or find candidates with --query and choose.
 
-    With --query and --yes, only the memories that hold every word of the query are archived
-    (what was said in sessions is never a candidate: it is the record, not a memory). Archived
+    With --query and --yes, only the memories that hold every word of the query are archived,
+    and a query of only common words ("the") is refused (what was said in sessions is never a
+    candidate: it is the record, not a memory). Archived
     memories are no longer recalled but stay in the store (and in backups).
     """
     from cortexmem.services import memories
@@ -471,6 +472,7 @@ def forget(
 def _forget_by_query(ctx, query: str, yes: bool, as_json: bool) -> list:
     """The memories a query picks to archive: chosen in a terminal, or with --yes every one
     holding all its words; a backup first when they are several."""
+    from cortexmem.core.fts_query import STOPWORDS
     from cortexmem.core.fusion import RELEVANCE_FLOOR
     from cortexmem.services.recall import recall as do_recall
 
@@ -483,6 +485,9 @@ def _forget_by_query(ctx, query: str, yes: bool, as_json: bool) -> list:
         # small words included ("do not use npm" is not about what says "use npm"):
         # relevance is relative to the best hit, and meaning always finds a neighbour.
         terms = _words(query)
+        if terms and terms <= STOPWORDS:
+            # "the", "do not": held by almost every memory, they say nothing of which
+            raise CortexError(f"{query!r} has only common words: say what to forget")
         hits = [h for h in hits if terms and _holds_every(terms, h.memory)]
     if not hits:
         if as_json:
