@@ -608,39 +608,52 @@ def test_a_chain_of_listed_commands_and_a_failures_run_counts_are_not_said_again
     assert "`mise run lint` failed: the fixture needs TZ=UTC" in text
 
 
-def test_a_rewritten_to_do_list_keeps_the_steps_done_before_it(repo: Path):
-    from cortexmem.model import Event, Provenance
+def todo_call(i: int, *steps: tuple[str, str]) -> list[str]:
+    """A TodoWrite call and its result, as Claude Code records them."""
+    todos = [{"content": t, "status": s, "activeForm": t} for t, s in steps]
+    at = {"sessionId": "s-1", "gitBranch": "main", "timestamp": f"2026-01-01T00:00:{i:02d}.000Z"}
+    return [
+        json.dumps({"type": "assistant", "uuid": f"a-{i}", **at, "message": {
+            "role": "assistant", "content": [{"type": "tool_use", "id": f"t-{i}",
+                                              "name": "TodoWrite", "input": {"todos": todos}}]}}),
+        json.dumps({"type": "user", "uuid": f"r-{i}", **at, "message": {
+            "role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t-{i}",
+                                         "content": "Todos have been modified successfully."}]}}),
+    ]  # fmt: skip
+
+
+def test_a_rewritten_to_do_list_keeps_its_steps_as_it_gives_them(repo: Path, tmp_path: Path):
+    """A step added to a list carries the done ones over, and a step reopened is pending
+    again, though no event records either (a status is recorded when it changes, and an
+    event once)."""
+    from cortexmem.hosts.claude_code.reader import READER
+    from cortexmem.services import capture
     from cortexmem.services.brief import active_plan
 
-    where = Provenance(session_id="s-1")
+    lines = [
+        *todo_call(1, ("Add table", "in_progress"), ("Add route", "pending")),
+        *todo_call(2, ("Add table", "completed"), ("Add route", "pending")),
+        # a step added: the list is recorded again, the done step with it
+        *todo_call(
+            3, ("Add table", "completed"), ("Add route", "in_progress"), ("Test it", "pending")
+        ),
+        *todo_call(
+            4, ("Add table", "completed"), ("Add route", "completed"), ("Test it", "completed")
+        ),
+        # all done, then a new list reopens a step done before
+        *todo_call(5, ("Add route", "pending"), ("Document it", "pending")),
+    ]
+    transcript = tmp_path / "s-1.jsonl"
     with Context.for_cwd(repo) as ctx:
         store = ctx.writable("project")
-
-        def plan(*steps: str) -> None:
-            store.append_event(Event("plan", f"Plan ({len(steps)} steps)",
-                                     {"tool": "TodoWrite", "steps": list(steps)},
-                                     provenance=where))  # fmt: skip
-
-        def step(text: str, status: str) -> None:
-            store.append_event(
-                Event(
-                    "plan_step",
-                    f"[{status}] {text}",
-                    {"step": text, "status": status},
-                    provenance=where,
-                )
-            )
-
-        plan("Add table", "Add route")
-        step("Add table", "completed")
-        step("Add route", "pending")
-        time.sleep(0.01)
-        # a step added: the list is recorded again, the done step is not (its status held)
-        plan("Add table", "Add route", "Test it")
-        found = active_plan(ctx, None)
-    assert found is not None and found.session == "s-1"
+        for upto in (6, len(lines)):
+            transcript.write_text("".join(x + "\n" for x in lines[:upto]), encoding="utf-8")
+            capture.capture_transcript(store, transcript, reader=READER, session_id="s-1")
+            found = active_plan(ctx, None)
+            assert found is not None and found.session == "s-1"
+            if upto == 6:
+                assert [(s.text, s.status) for s in found.steps] == [
+                    ("Add table", "completed"), ("Add route", "in_progress"),
+                    ("Test it", "pending")]  # fmt: skip
     assert [(s.text, s.status) for s in found.steps] == [
-        ("Add table", "completed"),
-        ("Add route", "pending"),
-        ("Test it", "pending"),
-    ]
+        ("Add route", "pending"), ("Document it", "pending")]  # fmt: skip

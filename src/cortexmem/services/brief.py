@@ -65,13 +65,18 @@ def active_plan(ctx: Context, branch: str | None) -> Plan | None:
         if branch and plan.provenance.branch and plan.provenance.branch != branch:
             continue
         steps = [str(s) for s in plan.payload["steps"]]
-        status = {s: "pending" for s in steps}
-        # the latest status each step was given in the session, before this list too: a list
-        # rewritten (a step added or renamed) carries its done steps over without a new
-        # plan_step event for them (extraction records a step's status when it changes)
+        # each step as the list itself gave it (a list rewritten to add a step carries its done
+        # steps over, and one reopened is pending again: no plan_step event says either, as
+        # extraction records a step's status when it changes and the store keeps an event
+        # once), then as later updates of the same list say
+        given = plan.payload.get("statuses")
+        if isinstance(given, list) and len(given) == len(steps):
+            status = {s: str(g) for s, g in zip(steps, given, strict=True)}
+        else:  # recorded before lists kept their statuses
+            status = {s: "pending" for s in steps}
         for event in reversed(store.recent_events(("plan_step",), 500, plan.provenance.session_id)):
             text = str(event.payload.get("step", ""))
-            if text in status:
+            if text in status and event.created_at >= plan.created_at:
                 status[text] = str(event.payload.get("status", "pending"))
         if all(v == "completed" for v in status.values()):
             return None

@@ -565,6 +565,7 @@ class StructuralLayer:
                     "plan", f"Plan ({len(key)} steps): {listing}", entry,
                     confidence=1.0, salience=0.6, layer="structural", tool=call.name,
                     call=call.kind, steps=[clip(t, 200) for t in key[:50]],
+                    statuses=[status for _, status in steps[:50]],
                 )
             )  # fmt: skip
         for position, (text, status) in enumerate(steps, 1):
