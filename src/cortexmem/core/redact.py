@@ -16,9 +16,9 @@ with ``[REDACTED:kind]`` so the surrounding text still reads:
 
 Values that merely look like the words around secrets (placeholders, variable references,
 numbers, paths, names such as ``SECRET_NAME = 'db-password'``) are left alone: a memory that
-says "MAX_TOKENS=4096" or "password=settings.DB_PASSWORD" is knowledge, not a leak. Where a
-command line or a URL takes nothing but a password (``mysql -p…``, ``user:…@host``), a plain
-word is taken for one too.
+says "MAX_TOKENS=4096" or "password=settings.DB_PASSWORD" is knowledge, not a leak. Where
+nothing but a password can stand and prose puts no word (``user:…@host``, ``mysql -p…``,
+``IDENTIFIED BY '…'``), a plain word is taken for one too.
 """
 
 from __future__ import annotations
@@ -300,25 +300,18 @@ _PLAIN_VALUE: Final = re.compile(r"[\w.!#*+=@^~-]{1,200}")
 
 
 def _given_password_check(value: str, match: re.Match[str]) -> bool:
-    """A value where a command line or a URL takes nothing but a password (``mysql -p…``,
-    ``user:…@host``, ``sshpass -p …``, ``IDENTIFIED BY '…'``): a plain word or a number is
-    one too there (``-prootpass``, ``app:apppass@db``), though the same word assigned in code
-    may be a type or a name (``password: str``). Stand-ins, variables and paths are not."""
+    """A value where nothing but a password can stand, and prose does not put a word:
+    ``user:…@host`` in a URL, ``mysql -p…`` (no space), ``IDENTIFIED BY '…'``. A plain word
+    or a number is one there (``-prootpass``, ``app:apppass@db``), though the same word
+    assigned in code may be a type or a name (``password: str``), and after a flag and a
+    space a word of the text (``sshpass -p is unsafe``, ``--password TEXT`` in a help
+    screen, ``docker run -u 1000:1000``). Stand-ins, variables and paths are not."""
     if _looks_secret(value, password=True):
         return True
     value = value.strip()
     if _placeholder(value) or value.lower() in _PASSWORD_STAND_INS:
         return False
     return not value.startswith(("$", "%", ".")) and bool(_PLAIN_VALUE.fullmatch(value))
-
-
-def _option_password_check(value: str, match: re.Match[str]) -> bool:
-    """``--password …`` takes a password, a plain word too; ``--token``, ``--secret`` and the
-    other options may name one (``--secret id=npmrc``), so they keep the shape check."""
-    named = re.match(r"-{1,2}(\w+)", match.group(0))
-    if named and named.group(1).lower() in {"password", "passwd"}:
-        return _given_password_check(value, match)
-    return _password_check(value, match)
 
 
 # user/password (the password maybe quoted, the whole maybe in escaped quotes) before @ or the
@@ -558,7 +551,7 @@ OWN_RULES: list[Rule] = [
         r"\b(?:docker|podman|helm|oras|skopeo|buildah|nerdctl)\s+(?:registry\s+)?login\b"
         r"[^\n|;&]{0,300}?\s-p(?:=|\s+)([\"']?)([^\s\"']+)\1",
         group=2,
-        check=_given_password_check,
+        check=_password_check,
     ),
     Rule(
         "cli-secret",
@@ -567,7 +560,7 @@ OWN_RULES: list[Rule] = [
         # quoted, a password may hold spaces (--password "Xk9 mPq2vLz")
         r"(?:\"([^\"\n]{1,200})\"|'([^'\n]{1,200})'|([^\s\"']+))",
         group=-1,
-        check=_option_password_check,
+        check=_password_check,
     ),
     Rule(
         # curl's user and password however far from "curl" (a long -d body before -u: past
@@ -576,7 +569,7 @@ OWN_RULES: list[Rule] = [
         r"(?:^|\s)(?:-u|--user)(?:=|\s+)(?:\"[^\":\n]{1,100}:([^\"\n]{1,200})\""
         r"|'[^':\n]{1,100}:([^'\n]{1,200})'|[^\s:\"']{1,100}:([^\s\"']{1,200}))",
         group=-1,
-        check=_given_password_check,
+        check=_password_check,
     ),
     Rule(
         # SQL: CREATE USER … IDENTIFIED BY '…', ALTER ROLE … WITH PASSWORD '…'
@@ -634,13 +627,13 @@ OWN_RULES: list[Rule] = [
         r"|openssl\b[^\n|;&]{0,200}?\s-(?:k|pass(?:in|out)[ \t]+(?:pass:)?))"
         r"[ \t]*(?!-)(?:\"([^\"\n]{1,200})\"|'([^'\n]{1,200})'|([^\s\"']+))",
         group=-1,
-        check=_given_password_check,
+        check=_password_check,
     ),
     Rule(
         "sshpass",
         r"\bsshpass\s+-p\s*(?:\"([^\"\n]{1,200})\"|'([^'\n]{1,200})'|([^\s\"']+))",
         group=-1,
-        check=_given_password_check,
+        check=_password_check,
     ),
     Rule(
         "gh-secret",
