@@ -1091,9 +1091,25 @@ def test_the_same_words_without_a_choice_are_not_decisions(text, speaker):
     assert hit is None or hit[0] != "decision" or hit[1] < 0.6
 
 
-def test_what_the_person_asks_of_the_assistant_now_is_not_how_they_want_things():
-    assert classify("I want you to run the tests again.", "user") is None
-    assert classify("I want to pick it up again and fix the broken APIs.", "user") is None
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I want you to run the tests again.",
+        "I want to pick it up again and fix the broken APIs.",
+        "I want to run the benchmark again.",
+        "I want to create a new migration for the users table.",
+        "I want to keep going",
+        "I really want this to work",
+        "Let's move on to the next task.",
+        "lets move on to the tests",
+        "I need to move the old handler to the new module",
+    ],
+)
+def test_what_the_person_asks_for_now_is_no_decision_or_preference(said):
+    assert classify(said, "user") is None
+
+
+def test_the_assistant_saying_what_the_person_wants_is_their_preference():
     assert classify("The user wants all commits to be Durban-Designer.", "assistant") == (
         "preference", 0.7)  # fmt: skip
 

@@ -99,7 +99,7 @@ MARKERS: Final[tuple[Marker, ...]] = (
     _m(
         "decision",
         r"\b(?:let'?s (?:also |just )?|we should |(?:we|I) (?:need|want|have) to )"
-        r"(?:move|migrate|switch|port) (?:\w+ ){0,3}to\b",
+        r"(?:move to|switch (?:\w+ ){0,2}to|migrate (?:\w+ ){0,3}to)\b",
         0.65,
         "user",
     ),
@@ -120,8 +120,8 @@ MARKERS: Final[tuple[Marker, ...]] = (
     # the command to create a local dir"), not a request to the assistant ("I want you to …")
     _m(
         "preference",
-        r"\b(?:I|we) (?:just |really |only )?want (?!you\b)(?:\w+ ){0,4}?to (?:be|use|have|stay"
-        r"|show|create|run|keep|live|work)\b",
+        r"\b(?:I|we) (?:just |really |only )?want (?!(?:you|it|this|that|them|these|those)\b)"
+        r"(?:\w+ ){1,4}?to (?:be|use|have|stay|show|create|run|keep|live|work)\b",
         0.65,
         "user",
     ),
