@@ -441,6 +441,8 @@ def test_an_export_never_overwrites_a_store_or_its_journal(run, repo: Path, tmp_
     assert store.read_bytes()[:16] == before[:16] == b"SQLite format 3\x00"
     assert "SQLite in WAL mode" in run("recall", "which database did we choose").stdout
     run("export", "-o", str(tmp_path / "dump.jsonl"))  # any other file is written as before
+    (tmp_path / "notes").write_text("my notes")
+    run("export", "-o", str(tmp_path / "notes-journal"))  # beside a file that is no database
 
 
 def test_a_file_where_the_store_folder_should_be_is_a_user_error(run, repo: Path):

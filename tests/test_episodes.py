@@ -680,6 +680,18 @@ def test_lines_near_every_query_are_no_answer_to_a_query_that_says_nothing(
     assert "ok, fine, let's do vite" in [r.memory.content for r in by_word]
 
 
+def test_a_subject_in_a_word_the_store_does_not_hold_is_found_by_meaning(ctx: Context):
+    """A query of a word or two lands near the empty query too; the memory it is about is
+    still much closer to it than to no text at all."""
+    remember(ctx, "Responses from the pricing API are memoized in Redis for ten minutes",
+             memory_type="architecture", embed=True)  # fmt: skip
+    remember(ctx, "We ship to production by pushing a git tag; GitHub Actions builds the image",
+             memory_type="decision", embed=True)  # fmt: skip
+    for query, found in (("caching", "Redis"), ("deploy", "git tag")):
+        hits = recall(ctx, query, floor=RELEVANCE_FLOOR, count_access=False)
+        assert hits and found in hits[0].memory.content, query
+
+
 def test_cli_recall_says_nothing_relevant(repo: Path, monkeypatch: pytest.MonkeyPatch):
     from click.testing import CliRunner
 

@@ -249,6 +249,32 @@ def assert_index_matches_store(index, store, model: str) -> None:
     assert (index.count, index.version) == store.embedding_state(model)
 
 
+def test_a_vectors_similarity_is_read_from_its_own_row_after_a_reload(
+    ctx: Context, embedded, embedder
+):
+    """``similarity_of`` finds a memory's row by its seq, in the arrays the index holds now:
+    a full reload (a row deleted, one added: the same length) moves every row."""
+    store = ctx.require("project")
+    index = index_for(store, embedder.model)
+    probe = np.asarray(embedder.query("weekly reset of the staging database"), dtype=np.float32)
+    staging = find(embedded, "The staging database")
+    seq = store.seq_of([staging.id])[staging.id]
+
+    def direct() -> float:
+        row = [int(s) for s in index.seqs].index(seq)
+        return float(index.matrix[row] @ probe)
+
+    assert index.similarity_of(probe, [seq, -1])[0] == pytest.approx(direct())
+    assert np.isnan(index.similarity_of(probe, [seq, -1])[1])
+    money = find(embedded, "Money amounts")
+    with store._conn:  # no public API deletes one memory: through the store's connection
+        store._conn.execute("DELETE FROM memories WHERE id = ?", (money.id,))
+    remember(ctx, "Invoices are numbered per merchant, without gaps.", memory_type="decision")
+    sync_context(ctx, embedder)
+    assert index_for(store, embedder.model) is index
+    assert index.similarity_of(probe, [seq])[0] == pytest.approx(direct())
+
+
 def test_the_cached_index_follows_the_store(ctx: Context, embedded, embedder, monkeypatch):
     store = ctx.require("project")
     model = embedder.model

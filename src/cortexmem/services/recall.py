@@ -13,6 +13,7 @@ any answers lexically, at lexical speed.
 from __future__ import annotations
 
 import contextlib
+import math
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Protocol
@@ -33,12 +34,6 @@ VECTOR_POOL = CANDIDATE_POOL
 MEANING_SPREAD = 0.15
 # ... and, when words found results too, at least this close in meaning.
 MEANING_BESIDE_WORDS = 0.55
-# A query whose words the stores do not hold, as close in meaning to no text at all as this
-# (local MiniLM: "?!.", "😀", "xyzzy plugh" 0.76-0.97 to the empty query; "banana bread
-# recipe" 0.44; the continuity questions, which words do find, up to 0.90), says nothing a
-# meaning could match: short filler sentences ("Let me fix this last reference:") are close
-# to everything, and came back at 0.6-0.8.
-NEAR_NOTHING = 0.75
 
 
 class QueryEmbedder(Protocol):
@@ -140,14 +135,16 @@ def recall(
         bar = max(floor, max(by_meaning.values()) - MEANING_SPREAD)
         if any(key in worded for key in by_meaning):
             bar = max(bar, MEANING_BESIDE_WORDS)  # words found it: meaning alone must be clear
-        elif not worded and pending is not None and pending.means_nothing():
+        elif not any(c.isalnum() for c in query):
+            # "?!.", "😀", "{}": no word, so no meaning to match; the nearest texts are the
+            # short lines close to every query (at 0.6-0.8 with the local model)
             bar = float("inf")
         results = [
             r
             for r in results
             if (
                 by_meaning.get((r.scope, r.memory.id), -1.0) >= bar
-                and not _generic(r, by_meaning, pending)
+                and ((r.scope, r.memory.id) in worded or not _generic(r, by_meaning, pending))
             )
             or (
                 (r.scope, r.memory.id) in worded
@@ -174,9 +171,8 @@ def _generic(
     line ("ok, fine, let's do vite", "are they still being written?") is near every query,
     so its similarity says nothing of this one."""
     key = (result.scope, result.memory.id)
-    if pending is None or key not in pending.generic:
-        return False
-    return by_meaning.get(key, -1.0) <= pending.generic[key]
+    near = pending.generic(key) if pending is not None else None
+    return near is not None and by_meaning.get(key, -1.0) <= near
 
 
 def _restore_archived(ctx: Context, results: list[Ranked]) -> list[Ranked]:
@@ -216,8 +212,9 @@ class VectorSearch:
         self.future = future
         self.episode_stores = episode_stores or []
         self.embedder = embedder  # set when results are judged against a floor
-        # each candidate's cosine similarity to no text at all, by (scope, id)
-        self.generic: dict[tuple[str, str], float] = {}
+        # where each candidate's vector is, by (scope, id): (its store for a memory, whose
+        # row is looked up when asked, the index, an episode's row)
+        self.rows: dict[tuple[str, str], tuple[Any, Any, int | None]] = {}
 
     def _nothing_vector(self) -> Any:
         """The empty query's vector (unit length), embedded once a model and project."""
@@ -229,18 +226,6 @@ class VectorSearch:
             vector = np.asarray(self.embedder.query(""), dtype=np.float32)
             self._nothing[key] = vector / max(float(np.linalg.norm(vector)), 1e-12)
         return self._nothing[key]
-
-    def means_nothing(self) -> bool:
-        """Whether the query is as close in meaning to no text at all as ``NEAR_NOTHING``
-        (punctuation, an emoji, letters that make no word): its nearest texts are then only
-        the ones close to everything."""
-        if self.embedder is None:
-            return False
-        import numpy as np
-
-        vector = np.asarray(self.future.result()[0], dtype=np.float32)
-        norm = float(np.linalg.norm(vector))
-        return norm > 0 and float(vector @ self._nothing_vector()) / norm >= NEAR_NOTHING
 
     @classmethod
     def start(
@@ -256,7 +241,7 @@ class VectorSearch:
     ) -> VectorSearch | None:
         """The vector leg, started in a worker thread (None: nothing is embedded). ``judge``:
         results will be judged against a relevance floor, which needs what the query and
-        each passage have in common with no text at all (``means_nothing``, ``generic``)."""
+        each candidate has in common with no text at all (``generic``)."""
         if embedder is None:
             from cortexmem.services.embedding import configured_model
 
@@ -306,12 +291,9 @@ class VectorSearch:
                 for seq, similarity in hits
                 if seq in by_seq
             ]
-            if self.embedder is not None and hits:
-                seqs = [seq for seq, _ in hits if seq in by_seq]
-                near = index.similarity_of(self._nothing_vector(), seqs)
-                self.generic.update(
-                    {(scope, by_seq[seq].id): sim for seq, sim in zip(seqs, near, strict=True)}
-                )
+            self.rows.update(
+                {(scope, by_seq[s].id): (None, index, s) for s, _ in hits if s in by_seq}
+            )
         return found
 
     def candidates(self) -> list[Candidate]:
@@ -327,12 +309,23 @@ class VectorSearch:
                                                  self.flt, scope)  # fmt: skip
             picked = picked[:VECTOR_POOL]
             found += picked
-            if self.embedder is not None and picked:
-                seqs = store.seq_of([c.memory.id for c in picked])
-                ids = [c.memory.id for c in picked if c.memory.id in seqs]
-                near = index.similarity_of(self._nothing_vector(), [seqs[i] for i in ids])
-                self.generic.update({(scope, i): sim for i, sim in zip(ids, near, strict=True)})
+            self.rows.update({(scope, c.memory.id): (store, index, None) for c in picked})
         return found
+
+    def generic(self, key: tuple[str, str]) -> float | None:
+        """The cosine similarity of the candidate ``key`` to no text at all (``None``: not a
+        candidate of this leg, or results are not judged). Only what a floor judges asks,
+        so the empty query is embedded only then."""
+        where = self.rows.get(key)
+        if where is None or self.embedder is None:
+            return None
+        store, index, seq = where
+        if seq is None:  # a memory: its row in the store
+            seq = store.seq_of([key[1]]).get(key[1])
+            if seq is None:
+                return None
+        (near,) = index.similarity_of(self._nothing_vector(), [seq])
+        return None if math.isnan(near) else near
 
 
 def _with_links(ctx: Context, results: list[Ranked]) -> list[Ranked]:

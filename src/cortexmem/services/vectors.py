@@ -40,7 +40,10 @@ class VectorIndex:
     matrix: np.ndarray = field(default_factory=lambda: np.empty((0, 0), dtype=np.float32))
     count: int = 0
     version: int = 0
-    _position: dict[int, int] | None = field(default=None, repr=False, compare=False)
+    # the seqs array a map of positions was made for, and the map
+    _position: tuple[np.ndarray, dict[int, int]] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     def __len__(self) -> int:
         return int(self.seqs.shape[0])
@@ -59,7 +62,6 @@ class VectorIndex:
         self.count, self.version = count, version
 
     def _load(self, rows: list[tuple[int, int, str, bytes]], *, full: bool) -> None:
-        self._position = None
         if full:
             self.seqs = np.empty(0, dtype=np.int64)
             self.types = np.empty(0, dtype=object)
@@ -92,11 +94,15 @@ class VectorIndex:
 
     def similarity_of(self, vector: np.ndarray, seqs: list[int]) -> list[float]:
         """The cosine similarity of ``vector`` to each of ``seqs``'s vectors (NaN for a seq
-        the index does not hold)."""
-        if self._position is None or len(self._position) != len(self):
-            self._position = {int(s): i for i, s in enumerate(self.seqs)}
-        at = [self._position.get(int(s), -1) for s in seqs]
-        rows = self.matrix[[i for i in at if i >= 0]] @ np.asarray(vector, dtype=np.float32)
+        the index does not hold). Another thread may refresh the index meanwhile: the rows
+        are looked up in the arrays read once, and the map of positions is the one made for
+        exactly those (every load assigns new arrays)."""
+        order, matrix, cached = self.seqs, self.matrix, self._position
+        if cached is None or cached[0] is not order:
+            cached = self._position = (order, {int(s): i for i, s in enumerate(order)})
+        at = [cached[1].get(int(s), -1) for s in seqs]
+        at = [i if 0 <= i < matrix.shape[0] else -1 for i in at]
+        rows = matrix[[i for i in at if i >= 0]] @ np.asarray(vector, dtype=np.float32)
         found = iter(rows.tolist())
         return [next(found) if i >= 0 else float("nan") for i in at]
 
