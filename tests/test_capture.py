@@ -492,56 +492,6 @@ def test_what_the_person_said_while_the_assistant_worked_is_kept_read_at_once_or
     same_events_in_two_pieces(store, tmp_path, lines)
 
 
-def queue_operation(i: int, operation: str, content: str | None = None, **extra: str) -> str:
-    """A record of Claude Code's queue of prompts typed while the assistant worked."""
-    record = {"type": "queue-operation", "operation": operation, "sessionId": "sess-1",
-              "timestamp": f"2026-01-01T00:00:{i:02d}.000Z", **extra}  # fmt: skip
-    if content is not None:
-        record["content"] = content
-    return json.dumps(record)
-
-
-def test_a_prompt_the_model_took_mid_turn_in_claude_code_2_0_is_the_persons(
-    ctx: Context, tmp_path: Path
-):
-    """2.0 records such a prompt only as an enqueue with its words and a remove (no user
-    record follows); one sent as a prompt of its own (dequeue), taken back (popAll) or a slash
-    command is not read from the queue."""
-    lines = [
-        line(0, "add a changelog entry for the parser fix", role="user"),
-        bash(1, "c1", "npm install"),
-        queue_operation(2, "enqueue", "Never use npm in this repo, always use pnpm."),
-        queue_operation(3, "remove"),
-        tool_result(4, "c1", "added 3 packages", False),
-        queue_operation(5, "enqueue", "/model"),
-        queue_operation(6, "remove"),
-        queue_operation(7, "enqueue", "always run the linter too"),
-        queue_operation(8, "popAll", "always run the linter too"),
-        queue_operation(9, "enqueue", "Always squash commits."),
-        queue_operation(10, "dequeue"),
-        line(11, "Always squash commits.", role="user"),
-    ]
-    store = ctx.writable("project")
-    read_in_pieces(store, tmp_path / "sess.jsonl", lines)
-    said = sorted((e.content, e.provenance.line) for e in store.iter_events()
-                  if e.kind == "preference")  # fmt: skip
-    assert said == [("Always squash commits.", 12),
-                    ("Never use npm in this repo, always use pnpm.", 3)]  # fmt: skip
-    assert [ep.text for _, ep, _ in store.search_episodes("pnpm", 5)] == [
-        "Never use npm in this repo, always use pnpm."]  # fmt: skip
-    same_events_in_two_pieces(store, tmp_path, lines)
-
-
-@pytest.mark.skipif(not TRANSCRIPTS.is_dir(), reason=f"shared transcripts absent ({TRANSCRIPTS})")
-def test_the_prompts_a_real_2_0_session_took_mid_turn_are_kept(ctx: Context):
-    store = ctx.writable("project")
-    real = TRANSCRIPTS / "slopometry" / "transcript.jsonl"
-    capture.capture_transcript(store, real, reader=READER, session_id="slopometry")
-    for words in ("uv tool install", "README.md and Claude.md for next time"):
-        assert any(ep.role == "user" and words in ep.text
-                   for _, ep, _ in store.search_episodes(words, 5)), words  # fmt: skip
-
-
 def test_a_session_that_ends_on_a_refusal_it_met_before_says_so(ctx: Context, tmp_path: Path):
     """The store keeps an event once; the same refusal later in the session is another one, so
     the digest it reads back still ends on it."""

@@ -11,7 +11,7 @@ the host hands in. That keeps extraction pure and lets new hosts feed it without
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Final, Literal, NamedTuple
 
 BlockKind = Literal["text", "thinking", "tool_use", "tool_result", "image"]
@@ -228,57 +228,6 @@ class Entry:
     def text(self) -> str:
         """The entry's words (text blocks only), joined by blank lines."""
         return "\n\n".join(b.text for b in self.blocks if b.kind == "text" and b.text)
-
-
-# What a host's queue of prompts typed while the assistant worked says happened to one
-# (``Entry.subtype`` of a ``system`` entry): typed and queued (its words in the entry), taken
-# by the model mid-turn with no record of its own to follow, or dropped (sent as a prompt
-# record of its own, taken back to be edited, or recorded another way); ``dropped_all``: every
-# queued one taken back.
-QUEUED, TAKEN, DROPPED, DROPPED_ALL = "queued", "taken", "dropped", "dropped_all"
-MAX_QUEUED: Final = 16
-
-
-class QueuedPrompts:
-    """Pairs a queued prompt with what became of it: one the model took mid-turn is the
-    person's prompt, read where it was typed (the host wrote no prompt record for it). Fed
-    every entry in order; ``to_state``/``load_state`` carry what is still queued from one
-    read of a transcript to the next, so read in pieces it gives what it gives read whole."""
-
-    def __init__(self) -> None:
-        self.queue: list[Entry] = []
-
-    def feed(self, entry: Entry) -> list[Entry]:
-        """The entries to read for ``entry``: itself, or for a queue's record the prompt the
-        model took (if any)."""
-        if entry.role != "system" or entry.subtype not in (QUEUED, TAKEN, DROPPED, DROPPED_ALL):
-            return [entry]
-        if entry.subtype == QUEUED:
-            self.queue = [*self.queue, entry][-MAX_QUEUED:]
-            return []
-        if entry.subtype == DROPPED_ALL:
-            self.queue = []
-            return []
-        if not self.queue:
-            return []
-        first, self.queue = self.queue[0], self.queue[1:]
-        if entry.subtype == DROPPED or not first.text.strip():
-            return []
-        return [replace(first, role="user", subtype=None)]
-
-    def to_state(self) -> list[list[Any]]:
-        return [[e.line, e.text, e.session_id, e.timestamp, e.cwd, e.branch, e.transcript_path]
-                for e in self.queue]  # fmt: skip
-
-    def load_state(self, state: object) -> None:
-        rows = state if isinstance(state, list) else []
-        self.queue = [
-            Entry(line=r[0], role="system", blocks=[Block("text", r[1])], session_id=r[2],
-                  timestamp=r[3], cwd=r[4], branch=r[5], subtype=QUEUED, transcript_path=r[6])
-            for r in rows[-MAX_QUEUED:]
-            if isinstance(r, list) and len(r) == 7 and isinstance(r[0], int)
-            and isinstance(r[1], str)
-        ]  # fmt: skip
 
 
 # ----------------------------------------------------------------- reading a transcript

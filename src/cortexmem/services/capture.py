@@ -35,7 +35,7 @@ from cortexmem.core.extraction.extractor import Extractor
 from cortexmem.core.extraction.memories import listings, to_memories
 from cortexmem.core.observations import CallObserver, to_observations
 from cortexmem.core.redact import redact_value
-from cortexmem.core.session import Dialect, Entry, ParseStats, QueuedPrompts, RawLine, SessionInfo
+from cortexmem.core.session import Dialect, Entry, ParseStats, RawLine, SessionInfo
 from cortexmem.model import (
     Edge,
     Episode,
@@ -272,10 +272,8 @@ def capture_transcript(
         session_id=session_id, transcript_path=key, branch=branch, dialect=reader.dialect,
         home=home,
     )  # fmt: skip
-    queued = QueuedPrompts()  # a prompt the model took mid-turn is read where it was typed
     if saved is not None and offset > 0 and saved.state:
         said.load_state(_saved(saved.state, "episodes"))
-        queued.load_state(_saved(saved.state, "queued"))
     stats = ParseStats()
     events: list[Event] = []
     episodes: list[Episode] = []
@@ -290,12 +288,7 @@ def capture_transcript(
             line=end_line,
             head_hash=head_hash(path, end),
             session_id=session_id,
-            state=_with_state(
-                extractor.snapshot(),
-                digest_due=due,
-                episodes=said.to_state(),
-                queued=queued.to_state(),
-            ),
+            state=_with_state(extractor.snapshot(), digest_due=due, episodes=said.to_state()),
         )
 
     def commit_batch(final: bool) -> None:
@@ -340,9 +333,8 @@ def capture_transcript(
                 answer = entry.message_id or f"line:{raw.number}"
                 answers[answer] = max(answers.get(answer, 0), entry.tokens)
             try:
-                for read in queued.feed(entry):
-                    events.extend(extractor.feed(read))
-                    episodes.extend(said.feed(read))
+                events.extend(extractor.feed(entry))
+                episodes.extend(said.feed(entry))
             except Exception as exc:  # a line that breaks extraction is set aside, not fatal
                 text = raw.data.decode("utf-8", "replace") if raw.data is not None else None
                 bad(f"{key}:{raw.number}", text, exc)
@@ -387,8 +379,7 @@ def _digest_due(state: str) -> bool:
 
 def _with_state(state: str, **beside: object) -> str:
     """The extractor's saved state with what else a pass carries beside it: the digest debt,
-    the episode collector's pending calls, the prompts still queued (the extractor ignores
-    the extra keys)."""
+    the episode collector's pending calls (the extractor ignores the extra keys)."""
     try:
         data = json.loads(state)
     except ValueError:

@@ -12,11 +12,9 @@ without being held, and tool results are cut to ``MAX_RESULT_CHARS``.
 Formats covered (1.0.24 → 2.1.x): ``user`` / ``assistant`` / ``system`` / ``summary`` records
 become entries, and so does a prompt the person sent while the assistant was working, which the
 host hands to the model mid-turn and records only as a ``queued_command`` attachment (2.1: no
-``user`` record follows it); a ``queue-operation`` record is a ``system`` entry saying what
-became of a queued prompt (``core.session.QueuedPrompts``: before the attachment, 2.0 recorded a
-prompt taken mid-turn only as an ``enqueue`` with its words and a ``remove``); other
-attachments, ``progress``, ``file-history-snapshot``, ``permission-mode``, ``last-prompt`` and
-any unknown type are skipped and counted. Message
+``user`` record follows it); other attachments, ``progress``, ``file-history-snapshot``,
+``queue-operation``, ``permission-mode``, ``last-prompt`` and any unknown type are skipped and
+counted. Message
 content is a string or a list of ``text`` / ``thinking`` / ``tool_use`` / ``tool_result`` /
 ``image`` blocks. Sidechains come inline (``isSidechain``) or as separate files, either
 ``agent-<id>.jsonl`` beside the session or ``<session>/subagents/agent-<id>.jsonl``.
@@ -31,10 +29,6 @@ from pathlib import Path
 from typing import Any, Final
 
 from cortexmem.core.session import (
-    DROPPED,
-    DROPPED_ALL,
-    QUEUED,
-    TAKEN,
     Block,
     Dialect,
     Entry,
@@ -523,27 +517,6 @@ def queued_prompt(obj: dict[str, Any]) -> Any:
     return prompt if isinstance(prompt, str | list) and prompt else None
 
 
-def queue_operation(obj: dict[str, Any]) -> tuple[str, Any] | None:
-    """What a ``queue-operation`` record says became of a queued prompt
-    (``core.session``'s ``QUEUED``, ``TAKEN``, ``DROPPED``, ``DROPPED_ALL``) and, queued, its
-    words; ``None`` for any other record. A ``remove`` with a reason ("absorbed_mid_turn",
-    2.1) comes with the ``queued_command`` attachment that is read as the prompt: dropped
-    here, not read twice; one without (2.0) is the model taking it. A slash command queued
-    (``/model``) is the host's to run: queued without words."""
-    if obj.get("type") != "queue-operation":
-        return None
-    operation = obj.get("operation")
-    if operation == "enqueue":
-        content = obj.get("content")
-        text = content if isinstance(content, str) else _result_text(content)
-        return QUEUED, "" if text.lstrip().startswith("/") else text
-    if operation == "remove":
-        return (DROPPED if obj.get("reason") else TAKEN), None
-    if operation == "popAll":
-        return DROPPED_ALL, None
-    return (DROPPED, None) if operation == "dequeue" else None
-
-
 def parse_record(obj: Any, line: int, transcript_path: str | None = None) -> Entry | None:
     """One decoded record as an ``Entry``, or ``None`` when it is not a conversation record.
 
@@ -555,18 +528,12 @@ def parse_record(obj: Any, line: int, transcript_path: str | None = None) -> Ent
     kind = obj.get("type")
     kind = kind if isinstance(kind, str) else ""  # a list or dict is unhashable
     queued = queued_prompt(obj)
-    queue = queue_operation(obj)
-    if queued is None and queue is None and kind not in ENTRY_TYPES:
+    if queued is None and kind not in ENTRY_TYPES:
         return None
     tokens, message_id = 0, None
-    subtype = _string(obj.get("subtype"))
-    if queue is not None:
-        subtype, said = queue
-        blocks = [Block("text", _cut(said, MAX_TEXT_CHARS))] if said else []
-        role: Role = "system"
-    elif queued is not None:
+    if queued is not None:
         blocks = [b for b in _blocks(queued, None) if b.kind in ("text", "image")]
-        role = "user"
+        role: Role = "user"
     elif kind == "summary":
         text = obj.get("summary")
         blocks = [Block("text", _cut(text, MAX_TEXT_CHARS))] if isinstance(text, str) else []
@@ -600,7 +567,7 @@ def parse_record(obj: Any, line: int, transcript_path: str | None = None) -> Ent
         agent_id=_string(obj.get("agentId")),
         is_compact_summary=obj.get("isCompactSummary") is True,
         is_meta=obj.get("isMeta") is True,
-        subtype=subtype,
+        subtype=_string(obj.get("subtype")),
         transcript_path=transcript_path,
         tokens=tokens,
         message_id=message_id,
@@ -642,11 +609,7 @@ def parse_line(
         stats.malformed += 1
         return None
     kind = obj.get("type")
-    if (
-        (not isinstance(kind, str) or kind not in ENTRY_TYPES)
-        and queued_prompt(obj) is None
-        and queue_operation(obj) is None
-    ):
+    if (not isinstance(kind, str) or kind not in ENTRY_TYPES) and queued_prompt(obj) is None:
         stats.skip(kind if isinstance(kind, str) and kind else "untyped")
         return None
     try:
