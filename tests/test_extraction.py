@@ -1058,12 +1058,11 @@ def digest_of(session: Session) -> dict[str, list[str]]:
         ("And lets go with the latest C release that works everywhere", "user"),
         ("Let’s go with SQLite for the cache.", "user"),
         ("Let's also Migrate to AudioWorklet", "user"),
-        ("I think we need to move to c11 or whatever the latest c is so we are modern.", "user"),
+        ("we need to migrate the session store to Postgres", "user"),
         ("To be clear: don't use ClMail for communication, use the builtin subagent teams.",
          "user"),
         ("I want all commits to be Durban-Designer since thats me.", "user"),
-        ("We want the command to create a local dir .slopometry and add it to .gitignore",
-         "user"),
+        ("We want the docs to stay in English.", "user"),
     ],
 )  # fmt: skip
 def test_choices_said_in_prose_are_decisions_above_the_bar(text, speaker):
@@ -1103,6 +1102,15 @@ def test_the_same_words_without_a_choice_are_not_decisions(text, speaker):
         "Let's move on to the next task.",
         "lets move on to the tests",
         "I need to move the old handler to the new module",
+        # a step, a file, a branch or a mode; a wish; a feature
+        "lets move to the next step",
+        "I need to switch back to the main branch",
+        "Let's switch over to the feature branch",
+        "we should move to the bottom of the file",
+        "I want the tests to run faster",
+        "I want to be able to run the benchmark from the CLI",
+        "I want a way to run the tests in parallel",
+        "I want a script to create the release notes",
     ],
 )
 def test_what_the_person_asks_for_now_is_no_decision_or_preference(said):

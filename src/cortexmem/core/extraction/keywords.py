@@ -94,12 +94,14 @@ MARKERS: Final[tuple[Marker, ...]] = (
         "decision", r"\b(?:^|let's |we should |I'll |we'll |please )use \S+(?: \S+)?,? not \S+", 0.7
     ),
     _m("decision", r"\b(?:let'?s|we should|we'll) (?:use|switch to|stick with|keep using)\b", 0.65),
-    # the person moving the project somewhere ("Let's also migrate to AudioWorklet", "we need
-    # to move to C11"); the assistant saying so echoes a request or announces its next step
+    # the person moving the project onto something ("Let's also migrate to AudioWorklet", "we
+    # need to migrate the store to Postgres"): "move to" and "switch to" are as often a step, a
+    # file, a branch or a mode ("lets move to the next step", "switch back to the main
+    # branch"); the assistant saying so echoes a request or announces its next step
     _m(
         "decision",
         r"\b(?:let'?s (?:also |just )?|we should |(?:we|I) (?:need|want|have) to )"
-        r"(?:move to|switch (?:\w+ ){0,2}to|migrate (?:\w+ ){0,3}to)\b",
+        r"migrate (?:\w+ ){0,3}to\b",
         0.65,
         "user",
     ),
@@ -117,11 +119,12 @@ MARKERS: Final[tuple[Marker, ...]] = (
     _m("preference", r"\b(?:always|never|prefer|don't ever|do not ever)\b", 0.75, "user"),
     _m("preference", r"\bI(?:'d| would) (?:rather|like you to|prefer)\b", 0.7, "user"),
     # how the person wants things to be ("I want all commits to be Durban-Designer", "we want
-    # the command to create a local dir"), not a request to the assistant ("I want you to …")
+    # the docs to stay in English"), not a request to the assistant ("I want you to …"), a
+    # wish ("I want the tests to run faster") or a feature ("a way to run …")
     _m(
         "preference",
         r"\b(?:I|we) (?:just |really |only )?want (?!(?:you|it|this|that|them|these|those)\b)"
-        r"(?:\w+ ){1,4}?to (?:be|use|have|stay|show|create|run|keep|live|work)\b",
+        r"(?:\w+ ){1,4}?to (?:be (?!able\b)|use\b|stay\b|go through\b)",
         0.65,
         "user",
     ),
