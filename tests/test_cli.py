@@ -443,6 +443,7 @@ def test_an_export_never_overwrites_a_store_or_its_journal(run, repo: Path, tmp_
     run("export", "-o", str(tmp_path / "dump.jsonl"))  # any other file is written as before
     (tmp_path / "notes").write_text("my notes")
     run("export", "-o", str(tmp_path / "notes-journal"))  # beside a file that is no database
+    run("export", "-o", str(tmp_path / "-wal"))  # a name that is only the suffix
 
 
 def test_a_file_where_the_store_folder_should_be_is_a_user_error(run, repo: Path):

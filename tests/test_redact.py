@@ -321,6 +321,7 @@ def test_passwords_in_urls_assignments_headers_and_flags(text, secret):
         "redis-cli -a is deprecated; sshpass -p is unsafe",
         "RUN apt-get install -y curl\ndocker run -u 1000:1000 app",
         "docker run --name mongo -p 8081 -d mongo\nmongo-express -p 8081",
+        "skopeo inspect docker://alpine:3.19@sha256:0123abcd; docker://nginx:latest@sha256:ff",
     ],
 )
 def test_look_alikes_survive(text):

@@ -730,8 +730,11 @@ def _a_database(path: Path) -> bool:
     """Whether ``path`` holds a SQLite database, or is one's journal beside it: an export
     written there would replace a store (the live one, a backup) with text and orphan its
     write-ahead log. What cannot be read is left to the write to report."""
-    if path.name.endswith(("-wal", "-shm", "-journal")) and _sqlite_file(
-        path.with_name(path.name.rsplit("-", 1)[0])
+    stem = path.name.rsplit("-", 1)[0]
+    if (
+        path.name.endswith(("-wal", "-shm", "-journal"))
+        and stem
+        and _sqlite_file(path.with_name(stem))
     ):
         return True
     return _sqlite_file(path)

@@ -509,7 +509,9 @@ OWN_RULES: list[Rule] = [
     Rule(
         "url-password",
         # to the last @ before the host: a password may hold one (``Xk9mPq@q2vLz``)
-        r"\b[a-zA-Z][a-zA-Z0-9+.-]{0,30}://[^\s:/@'\"]{0,200}:([^\s/'\"]{1,400})@",
+        # (not an image's tag before its digest: docker://alpine:3.19@sha256:…)
+        r"\b[a-zA-Z][a-zA-Z0-9+.-]{0,30}://[^\s:/@'\"]{0,200}:([^\s/'\"]{1,400})@"
+        r"(?!sha(?:256|384|512):)",
         group=1,
         check=_given_password_check,
     ),

@@ -94,10 +94,12 @@ class VectorIndex:
 
     def similarity_of(self, vector: np.ndarray, seqs: list[int]) -> list[float]:
         """The cosine similarity of ``vector`` to each of ``seqs``'s vectors (NaN for a seq
-        the index does not hold). Another thread may refresh the index meanwhile: the rows
-        are looked up in the arrays read once, and the map of positions is the one made for
-        exactly those (every load assigns new arrays)."""
-        order, matrix, cached = self.seqs, self.matrix, self._position
+        the index does not hold). Under the lock ``index_for`` refreshes indexes under, so a
+        thread refreshing it meanwhile cannot pair one load's seqs with another's rows; the
+        map of positions is the one made for exactly these seqs (every load assigns new
+        arrays)."""
+        with _LOCK:
+            order, matrix, cached = self.seqs, self.matrix, self._position
         if cached is None or cached[0] is not order:
             cached = self._position = (order, {int(s): i for i, s in enumerate(order)})
         at = [cached[1].get(int(s), -1) for s in seqs]
