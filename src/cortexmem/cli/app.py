@@ -442,8 +442,8 @@ def forget(
 
     With --query and --yes, only the memories that hold every word of the query are archived,
     and a query of only common words ("the") is refused (what was said in sessions is never a
-    candidate: it is the record, not a memory). Archived
-    memories are no longer recalled but stay in the store (and in backups).
+    candidate: it is the record, not a memory). Archived memories are no longer recalled but
+    stay in the store (and in backups).
     """
     from cortexmem.services import memories
 

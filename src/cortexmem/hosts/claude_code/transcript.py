@@ -14,10 +14,9 @@ become entries, and so does a prompt the person sent while the assistant was wor
 host hands to the model mid-turn and records only as a ``queued_command`` attachment (2.1: no
 ``user`` record follows it); other attachments, ``progress``, ``file-history-snapshot``,
 ``queue-operation``, ``permission-mode``, ``last-prompt`` and any unknown type are skipped and
-counted. Message
-content is a string or a list of ``text`` / ``thinking`` / ``tool_use`` / ``tool_result`` /
-``image`` blocks. Sidechains come inline (``isSidechain``) or as separate files, either
-``agent-<id>.jsonl`` beside the session or ``<session>/subagents/agent-<id>.jsonl``.
+counted. Message content is a string or a list of ``text`` / ``thinking`` / ``tool_use`` /
+``tool_result`` / ``image`` blocks. Sidechains come inline (``isSidechain``) or as separate
+files, either ``agent-<id>.jsonl`` beside the session or ``<session>/subagents/agent-<id>.jsonl``.
 """
 
 from __future__ import annotations
