@@ -1546,6 +1546,20 @@ def test_one_session_summary_with_goal_outcome_files_and_commits():
     assert "Files changed: retry.py" in summary and "3f2c1a9 Add retries" in summary
 
 
+def test_the_plan_plan_mode_writes_is_the_hosts_file_not_a_change_to_the_project():
+    plan = "/Users/dev/.claude/plans/zany-strolling-eich.md"
+    session = (
+        Session()
+        .say("Add retries to the webhook sender", role="user")
+        .tool("Write", {"file_path": plan, "content": "# Plan\n1. retry with backoff"}, "ok")
+        .tool("Edit", {"file_path": "/home/dev/app/retry.py"}, "ok")
+        .say("Done: retries with backoff are in retry.py.")
+    )
+    assert kinds(session.events(), "file_modified") == [("file_modified", "Modified retry.py")]
+    (summary,) = digest_of(session)["session_summary"]
+    assert "Files changed: retry.py" in summary and "zany-strolling-eich" not in summary
+
+
 def test_howto_comes_from_the_steps_the_session_ran_successfully_deduplicated():
     session = (
         Session()

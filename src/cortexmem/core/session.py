@@ -120,7 +120,9 @@ class Dialect:
     ``attachment``: a regular expression of how the host marks a picture pasted into a prompt;
     ``shell_input`` and ``shell_output``: regular expressions of the turns the host writes when
     the person runs a command themselves (its group ``command``; then what it printed, groups
-    ``out`` and ``err``, and ``end``, matched when the output is whole: a long one may be cut).
+    ``out`` and ``err``, and ``end``, matched when the output is whole: a long one may be cut);
+    ``own_files``: a regular expression of the paths of files the host keeps for itself (a
+    plan written in plan mode): writing one changes nothing of the project.
     """
 
     injected_tags: tuple[str, ...] = ()
@@ -133,6 +135,7 @@ class Dialect:
     attachment: str | None = None
     shell_input: str | None = None
     shell_output: str | None = None
+    own_files: str | None = None
 
 
 PLAIN: Final = Dialect()

@@ -191,6 +191,8 @@ class StructuralLayer:
         # moves the shell, and the host records the new folder on every later entry; paths
         # stay relative to the project, and a failure while the shell is elsewhere says so.
         self.home: str | None = factory.ctx.home
+        own = factory.ctx.dialect.own_files
+        self.own_files = re.compile(own) if own else None  # the host's own (a plan mode plan)
         self.refused_at = -CANCELLED_WITHIN - 1  # the line of the last call the person refused
         # call id -> the decisions a pending write to a document lists (the written text itself
         # is not carried between passes)
@@ -459,8 +461,8 @@ class StructuralLayer:
         if result.is_error:
             return []
         path = relative_path(call.path or result.path, self.base(entry))
-        if not path:
-            return []
+        if not path or (self.own_files is not None and self.own_files.search(path)):
+            return []  # (the host's own file changes nothing of the project: not a fix's cause)
         self.files_seen += 1
         self.recent_files.append(path)
         del self.recent_files[:-MAX_RECENT_FILES]

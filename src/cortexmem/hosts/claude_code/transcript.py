@@ -206,6 +206,8 @@ DIALECT: Final = Dialect(
         r"(?s)^\s*<bash-stdout>(?P<out>.*?)(?:(?P<end></bash-stdout>)|\Z)\s*"
         r"(?:<bash-stderr>(?P<err>.*?)(?:</bash-stderr>|\Z))?"
     ),
+    # The plan plan mode writes (~/.claude/plans/splendid-dreaming-haven.md): Claude Code's.
+    own_files=r"(?:^|[/\\])\.claude[/\\]plans[/\\][^/\\]+\.md$",
 )
 
 
