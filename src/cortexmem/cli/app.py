@@ -741,9 +741,11 @@ def _a_database(path: Path) -> bool:
 
 
 def _sqlite_file(path: Path) -> bool:
+    from cortexmem.store.sqlite.tx import SQLITE_HEADER
+
     try:
         with path.open("rb") as fh:
-            return fh.read(16) == b"SQLite format 3\x00"
+            return fh.read(len(SQLITE_HEADER)) == SQLITE_HEADER
     except OSError:
         return False
 
