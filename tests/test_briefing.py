@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -657,3 +658,35 @@ def test_a_rewritten_to_do_list_keeps_its_steps_as_it_gives_them(repo: Path, tmp
                     ("Test it", "pending")]  # fmt: skip
     assert [(s.text, s.status) for s in found.steps] == [
         ("Add route", "pending"), ("Document it", "pending")]  # fmt: skip
+
+
+def test_a_step_that_comes_back_to_a_status_it_had_shows_the_latest(repo: Path, tmp_path: Path):
+    """Reopened, then done again in the same list: the second "done" is an event of its own,
+    not the first one read again, whether the transcript arrives whole or a line at a time."""
+    from cortexmem.hosts.claude_code.reader import READER
+    from cortexmem.services import capture
+    from cortexmem.services.brief import active_plan
+
+    lines = [
+        *todo_call(1, ("Add table", "in_progress"), ("Add route", "pending")),
+        *todo_call(2, ("Add table", "completed"), ("Add route", "in_progress")),
+        *todo_call(3, ("Add table", "in_progress"), ("Add route", "in_progress")),  # reopened
+        *todo_call(4, ("Add table", "completed"), ("Add route", "in_progress")),  # done again
+        *todo_call(5, ("Add table", "completed"), ("Add route", "pending")),  # put back
+    ]
+    seen = []
+    for pieces in ([len(lines)], range(1, len(lines) + 1)):
+        project = tmp_path / f"in-{len(seen)}"
+        shutil.copytree(repo, project)
+        transcript = tmp_path / f"s-{len(seen)}.jsonl"
+        with Context.for_cwd(project) as ctx:
+            store = ctx.writable("project")
+            for upto in pieces:
+                transcript.write_text("".join(x + "\n" for x in lines[:upto]), encoding="utf-8")
+                capture.capture_transcript(store, transcript, reader=READER, session_id="s-1")
+            found = active_plan(ctx, None)
+            assert found is not None
+            seen.append([(s.text, s.status) for s in found.steps])
+            steps = [e.content for e in store.recent_events(("plan_step",), 50)]
+        assert steps.count("[completed] Add table") == 2
+    assert seen[0] == seen[1] == [("Add table", "completed"), ("Add route", "pending")]

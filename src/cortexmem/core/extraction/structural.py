@@ -180,6 +180,10 @@ class StructuralLayer:
         # the names of the files its output names)
         self.failures: _Bounded = _Bounded(MAX_FAILURES)
         self.todos: _Bounded = _Bounded(MAX_TODOS)  # step text -> status
+        # step text -> the statuses it has had: a step that comes back to one (reopened, then
+        # done again) says so anew (``again``), or the store, which keeps an event once per
+        # session, would keep the older status as the step's last word
+        self.todos_had: _Bounded = _Bounded(MAX_TODOS)
         self.tasks: _Bounded = _Bounded(MAX_TODOS)  # TaskCreate id -> subject
         self.files_seen = 0
         self.recent_files: list[str] = []
@@ -216,6 +220,7 @@ class StructuralLayer:
             "pending": [[k, {**asdict(call), "written": ""}] for k, call in self.pending.items()],
             "failures": [[list(k), list(v)] for k, v in self.failures.items()],
             "todos": list(self.todos.items()),
+            "todos_had": list(self.todos_had.items()),
             "tasks": list(self.tasks.items()),
             "files_seen": self.files_seen,
             "recent_files": self.recent_files,
@@ -242,6 +247,8 @@ class StructuralLayer:
             self.failures[(name, target)] = (failed, line, int(seen), said, named)
         for text, status in state["todos"]:
             self.todos[text] = status
+        for text, had in state.get("todos_had", []):  # none in a state saved before they were
+            self.todos_had[str(text)] = [str(h) for h in had]
         for task_id, subject in state["tasks"]:
             self.tasks[task_id] = subject
         self.files_seen = int(state["files_seen"])
@@ -571,44 +578,38 @@ class StructuralLayer:
                 )
             )  # fmt: skip
         for position, (text, status) in enumerate(steps, 1):
-            if self.todos.get(text) == status:
-                continue
-            self.todos[text] = status
-            events.append(
-                self.make(
-                    "plan_step", f"[{status}] {text}", entry,
-                    confidence=1.0, salience=0.5 if status == "completed" else 0.3,
-                    layer="structural", step=clip(text, 300), status=status,
-                    position=position, total=len(steps),
-                )
-            )  # fmt: skip
+            events += self._step(entry, text, status, position=position, total=len(steps))
         return events
+
+    def _step(self, entry: Entry, text: str, status: str, **where: int) -> list[Event]:
+        """A step's new status, as an event; nothing when the status is the one it has."""
+        if self.todos.get(text) == status:
+            return []
+        self.todos[text] = status
+        had = self.todos_had.get(text) or []
+        self.todos_had[text] = had if status in had else [*had, status]
+        return [
+            self.make(
+                "plan_step", f"[{status}] {text}", entry,
+                confidence=1.0, salience=0.5 if status == "completed" else 0.3,
+                layer="structural", step=clip(text, 300), status=status,
+                again=entry.line if status in had else None, **where,
+            )
+        ]  # fmt: skip
 
     def _on_task_create(self, entry: Entry, call: ToolCall, result: ToolResult) -> list[Event]:
         if result.is_error or not call.subject:
             return []
         if result.task_id is not None:
             self.tasks[result.task_id] = call.subject
-        return self._single_step(entry, call.subject, "pending")
+        return self._step(entry, call.subject, "pending")
 
     def _on_task_update(self, entry: Entry, call: ToolCall, result: ToolResult) -> list[Event]:
         status = call.status
         subject = self.tasks.get(call.task_id) if call.task_id is not None else None
         if result.is_error or status not in TODO_STATUSES or not subject:
             return []
-        return self._single_step(entry, subject, status)
-
-    def _single_step(self, entry: Entry, text: str, status: str) -> list[Event]:
-        if self.todos.get(text) == status:
-            return []
-        self.todos[text] = status
-        return [
-            self.make(
-                "plan_step", f"[{status}] {text}", entry, confidence=1.0,
-                salience=0.5 if status == "completed" else 0.3, layer="structural",
-                step=clip(text, 300), status=status,
-            )
-        ]  # fmt: skip
+        return self._step(entry, subject, status)
 
     def _on_plan(self, entry: Entry, call: ToolCall, result: ToolResult) -> list[Event]:
         plan = call.plan
