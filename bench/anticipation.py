@@ -5,8 +5,9 @@ The store: the sample sessions of examples/ (a payments API: idempotency keys, w
 retries, logging) plus 2,000 filler memories about a warehouse inventory service, so a hit is
 not just "the only thing there". The unrelated prompts touch neither domain. For each prompt
 the selection the UserPromptSubmit hook makes (``core.anticipation.select`` over the recall
-order, in-process) is applied while the table sweeps the gate and the weight of the prompt's
-information (its words weighted by how rare they are in the store).
+order, in-process) is applied while the table sweeps the gate, the weight of the prompt's
+information (its words weighted by how rare they are in the store) and the weight of the lift
+(how much closer a candidate is to the prompt than to no text at all).
 
 Run:  .venv/bin/python bench/anticipation.py
 """
@@ -19,7 +20,14 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from cortexmem.core.anticipation import GATE, INFORMATION_WEIGHT, Pick, select, worth_asking
+from cortexmem.core.anticipation import (
+    GATE,
+    INFORMATION_WEIGHT,
+    LIFT_WEIGHT,
+    Pick,
+    select,
+    worth_asking,
+)
 from cortexmem.hosts.claude_code.reader import READER
 from cortexmem.model import Memory
 from cortexmem.services.anticipate import candidates, term_weights
@@ -117,10 +125,11 @@ def best_similarities(ctx: Context, embedder: Embedder, prompt: str) -> list[Pic
         return []
     sims: dict[tuple[str, str], float] = {}
     words: dict[tuple[str, str], float] = {}
+    generic: dict[tuple[str, str], float] = {}
     ranked = recall(ctx, prompt, limit=10, embedder=embedder, count_access=False,
                     with_links=False, all_branches=True, similarities=sims,
-                    word_scores=words)  # fmt: skip
-    return candidates(ranked, sims, words, term_weights(ctx, prompt))
+                    word_scores=words, baselines=generic)  # fmt: skip
+    return candidates(ranked, sims, words, term_weights(ctx, prompt), generic)
 
 
 def main() -> None:
@@ -145,17 +154,22 @@ def main() -> None:
         unrelated = [best_similarities(ctx, embedder, p) for p in UNRELATED]
     print(f"store: {len(filler)} filler memories + the examples; "
           f"{len(RELATED)} related and {len(UNRELATED)} unrelated prompts")  # fmt: skip
-    print(f"{'gate':>5} {'weight':>6}  {'injects on related':>18}  "
+    print(f"{'gate':>5} {'weight':>6} {'lift':>5}  {'injects on related':>18}  "
           f"{'injects on unrelated':>20}")  # fmt: skip
-    settings = [(g, INFORMATION_WEIGHT) for g in (0.56, 0.66, 0.71, 0.76, 0.81, 0.86, 0.96)]
-    settings += [(GATE, w) for w in (0.0, 0.3, 1.0)]
-    for gate, weight in settings:
+    settings = [(g, INFORMATION_WEIGHT, LIFT_WEIGHT) for g in (0.59, 0.69, 0.74, 0.79, 0.84, 0.89)]
+    settings += [(GATE, w, LIFT_WEIGHT) for w in (0.0, 0.6, 1.0)]
+    settings += [(GATE, INFORMATION_WEIGHT, b) for b in (0.0, 0.3, 1.0)]
+    settings += [(0.76, 0.6, 0.0)]  # the gate before the lift counted
+    for gate, weight, lift in settings:
 
-        def rate(rows: list[list[Pick]], g: float = gate, w: float = weight) -> float:
-            return sum(1 for picks in rows if select(picks, gate=g, weight=w)) / len(rows)
+        def rate(
+            rows: list[list[Pick]], g: float = gate, w: float = weight, b: float = lift
+        ) -> float:
+            return sum(1 for picks in rows if select(picks, gate=g, weight=w, lift=b)) / len(rows)
 
-        mark = "  <- default" if (gate, weight) == (GATE, INFORMATION_WEIGHT) else ""
-        print(f"{gate:>5.2f} {weight:>6.2f}  {rate(related):>18.0%}  "
+        default = (gate, weight, lift) == (GATE, INFORMATION_WEIGHT, LIFT_WEIGHT)
+        mark = "  <- default" if default else ""
+        print(f"{gate:>5.2f} {weight:>6.2f} {lift:>5.2f}  {rate(related):>18.0%}  "
               f"{rate(unrelated):>20.0%}{mark}")  # fmt: skip
 
 

@@ -655,11 +655,8 @@ def test_nothing_relevant_is_said_plainly(ctx: Context):
     assert related
 
 
-def test_lines_near_every_query_are_no_answer_to_a_query_that_says_nothing(
-    ctx: Context, tmp_path: Path
-):
-    """Short lines (an announcement, a one-line request) are close in meaning to almost
-    anything: found by meaning alone, they answer nothing; what words find still counts."""
+def said_short_lines(ctx: Context, tmp_path: Path) -> None:
+    """A session of short lines and one passage with a subject, captured and embedded."""
     t = tmp_path / "s.jsonl"
     said = [
         ("user", "ok, fine, let's do vite"),
@@ -671,6 +668,14 @@ def test_lines_near_every_query_are_no_answer_to_a_query_that_says_nothing(
     write(t, [record(i, text, role) for i, (role, text) in enumerate(said)])
     capture.capture_transcript(ctx.writable("project"), t, reader=READER, session_id="sess-ep")
     sync_context(ctx, Embedder.for_context(ctx))
+
+
+def test_lines_near_every_query_are_no_answer_to_a_query_that_says_nothing(
+    ctx: Context, tmp_path: Path
+):
+    """Short lines (an announcement, a one-line request) are close in meaning to almost
+    anything: found by meaning alone, they answer nothing; what words find still counts."""
+    said_short_lines(ctx, tmp_path)
     for nonsense in ("xyzzy plugh", "?!.", "😀", "asdf qwer zxcv", "lorem ipsum dolor sit amet"):
         assert recall(ctx, nonsense, floor=RELEVANCE_FLOOR, count_access=False) == [], nonsense
     (found, *_) = recall(ctx, "when does the backup run", floor=RELEVANCE_FLOOR,
@@ -678,6 +683,22 @@ def test_lines_near_every_query_are_no_answer_to_a_query_that_says_nothing(
     assert "cold storage" in found.memory.content
     by_word = recall(ctx, "vite", floor=RELEVANCE_FLOOR, count_access=False)
     assert "ok, fine, let's do vite" in [r.memory.content for r in by_word]
+
+
+def test_recall_tells_how_close_each_result_is_to_no_text_at_all(ctx: Context, tmp_path: Path):
+    """What the prompt hook weighs: a passage about the question is much closer to it than to
+    no text at all; a line that announces a next step is close to everything."""
+    said_short_lines(ctx, tmp_path)
+    near: dict[tuple[str, str], float] = {}
+    meaning: dict[tuple[str, str], float] = {}
+    hits = recall(ctx, "when does the backup run", similarities=meaning, baselines=near,
+                  count_access=False)  # fmt: skip
+    lift = {r.memory.content: meaning[(r.scope, r.memory.id)] - near[(r.scope, r.memory.id)]
+            for r in hits if (r.scope, r.memory.id) in near}  # fmt: skip
+    backup = lift["The nightly backup job copies the database to cold storage at 02:00 UTC."]
+    assert backup > 0.2
+    assert all(v < 0.0 for k, v in lift.items() if "cold storage" not in k)  # the short lines
+    assert set(near) <= {(r.scope, r.memory.id) for r in hits}  # only for what is served
 
 
 def test_a_subject_in_a_word_the_store_does_not_hold_is_found_by_meaning(ctx: Context):

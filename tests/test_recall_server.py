@@ -68,15 +68,16 @@ def pick(similarity: float, text: str = "a memory about something", **fields) ->
 
 
 def test_select_needs_meaning_and_information_to_reach_the_gate():
-    def p(similarity: float, information: float = 0.0, words: float = 0.0) -> Pick:
-        return Pick(Memory("m", "decision"), similarity, words=words, information=information)
+    def p(similarity: float, information: float = 0.0, words: float = 0.0, generic=None) -> Pick:
+        return Pick(Memory("m", "decision"), similarity, words=words, information=information,
+                    generic=generic)  # fmt: skip
 
     sims = lambda picks: [x.similarity for x in picks]  # noqa: E731
-    # Meaning alone must be very close (0.76); holding the prompt's rare words lowers the bar.
-    assert select([p(0.75)]) == [] and sims(select([p(0.77)])) == [0.77]
-    assert select([p(0.55, information=0.3)]) == []  # 0.55 + 0.6 × 0.3 = 0.73
-    assert len(select([p(0.55, information=0.4)])) == 1  # 0.55 + 0.6 × 0.4 = 0.79
-    assert select([p(0.3, information=0.7)]) == []  # rare words, meaning far off: 0.72
+    # Meaning alone must be very close (0.79); holding the prompt's rare words lowers the bar.
+    assert select([p(0.78)]) == [] and sims(select([p(0.80)])) == [0.80]
+    assert select([p(0.55, information=0.5)]) == []  # 0.55 + 0.4 × 0.5 = 0.75
+    assert len(select([p(0.55, information=0.7)])) == 1  # 0.55 + 0.4 × 0.7 = 0.83
+    assert select([p(0.3, information=1.0)]) == []  # rare words, meaning far off: 0.70
     # Once one qualifies, the candidates close in meaning or found by words come along, in the
     # ranking's order, at most 5.
     ranked = [p(0.2, words=0.2), p(0.3), p(0.6, information=0.5), p(0.5), p(0.1), p(0.4)]
@@ -84,6 +85,20 @@ def test_select_needs_meaning_and_information_to_reach_the_gate():
     assert sims(select(ranked, max_items=2)) == [0.2, 0.6]
     assert select(ranked, gate=0.95) == [] and select([]) == []
     assert sims(select([p(0.3), p(0.8)], weight=0.0, gate=0.8)) == [0.8]
+
+
+def test_meaning_counts_for_what_it_has_beyond_closeness_to_no_text_at_all():
+    """A short, generic line ("Let me run the tests:") is close to every question; a passage
+    about the question's subject is much closer to it than to no text at all."""
+
+    def p(generic: float | None) -> Pick:
+        return Pick(Memory("m", "context"), 0.66, information=0.1, generic=generic)
+
+    assert p(0.62).lift == pytest.approx(0.04) and p(None).lift == 0.0
+    assert select([p(0.62)]) == []  # 0.66 + 0.4 × 0.1 + 0.5 × 0.04 = 0.72
+    assert select([p(None)]) == []  # not known: meaning and information alone, 0.70
+    assert len(select([p(0.40)])) == 1  # 0.66 + 0.04 + 0.5 × 0.26 = 0.83
+    assert select([p(0.40)], lift=0.0) == []
 
 
 def test_information_is_the_share_of_the_prompts_rare_words_held():

@@ -85,16 +85,18 @@ def _memories(
     prompt = prompt[:2_000]
     similarity: dict[tuple[str, str], float] = {}
     words: dict[tuple[str, str], float] = {}
+    generic: dict[tuple[str, str], float] = {}
     ranked = recall(
         ctx, prompt, branch=branch, limit=CANDIDATES, embedder=embedder, count_access=False,
-        with_links=False, similarities=similarity, word_scores=words,
+        with_links=False, similarities=similarity, word_scores=words, baselines=generic,
     )  # fmt: skip
     if not similarity:
         return Anticipation()
-    # Each candidate carries both kinds of evidence: meaning (cosine) and words (the share of
-    # the prompt's information it holds, its words weighted by how rare they are in the
-    # stores, when the word search found it): ``core.anticipation``.
-    picks = select(candidates(ranked, similarity, words, term_weights(ctx, prompt)))
+    # Each candidate carries both kinds of evidence: meaning (cosine, and how much closer than
+    # to no text at all) and words (the share of the prompt's information it holds, its words
+    # weighted by how rare they are in the stores, when the word search found it):
+    # ``core.anticipation``.
+    picks = select(candidates(ranked, similarity, words, term_weights(ctx, prompt), generic))
     text = render(picks, prompt=prompt)
     if not text:
         return Anticipation()
@@ -131,10 +133,12 @@ def candidates(
     similarity: dict[tuple[str, str], float],
     found: dict[tuple[str, str], float],
     weights: dict[str, float],
+    generic: dict[tuple[str, str], float] | None = None,
 ) -> list[Pick]:
-    """The recall order with each result's evidence: meaning (its cosine similarity), and, when
-    the word search found it, the share of the prompt's search words (``weights``' keys: the
-    prompt's terms, as ``term_weights`` gave them) and of its information it holds."""
+    """The recall order with each result's evidence: meaning (its cosine similarity, and, in
+    ``generic``, its similarity to no text at all), and, when the word search found it, the
+    share of the prompt's search words (``weights``' keys: the prompt's terms, as
+    ``term_weights`` gave them) and of its information it holds."""
     terms = list(weights)
     picks = []
     for r in ranked:
@@ -147,6 +151,7 @@ def candidates(
                 words=coverage(terms, text) if worded else 0.0,
                 episode=r.episode is not None,
                 information=informative(weights, text) if worded else 0.0,
+                generic=(generic or {}).get((r.scope, r.memory.id)),
             )
         )
     return picks

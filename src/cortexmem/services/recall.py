@@ -63,6 +63,7 @@ def recall(
     with_links: bool = True,
     similarities: dict[tuple[str, str], float] | None = None,
     word_scores: dict[tuple[str, str], float] | None = None,
+    baselines: dict[tuple[str, str], float] | None = None,
     episodes: bool = True,
     floor: float | None = None,
 ) -> list[Ranked]:
@@ -74,7 +75,9 @@ def recall(
     ``embedder`` defaults to the project's configured model, loaded only if needed.
     ``similarities``, when given, receives the cosine similarity of every vector candidate by
     ``(scope, id)`` (anticipatory retrieval judges relevance by it); ``word_scores``, likewise, the
-    BM25 relevance (higher is better) of every candidate the query's words found. ``statuses`` with
+    BM25 relevance (higher is better) of every candidate the query's words found; ``baselines``,
+    the cosine similarity to no text at all of each result found by meaning (how close it comes
+    to any query: a short, generic line is near everything). ``statuses`` with
     "archived" serves archived memories too, and restores those the lifecycle archived.
     ``episodes`` (what was said in sessions) are searched beside the memories unless turned off
     or ``types`` names memory types only (``"episode"`` in ``types`` asks for them); they are
@@ -95,7 +98,13 @@ def recall(
     # thread while this one runs FTS5: both release the GIL, so the legs overlap.
     pending = (
         VectorSearch.start(
-            ctx, stores, query, flt, embedder, episodes=episodes, judge=floor is not None
+            ctx,
+            stores,
+            query,
+            flt,
+            embedder,
+            episodes=episodes,
+            judge=floor is not None or baselines is not None,
         )
         if alpha > 0.0
         else None
@@ -151,6 +160,11 @@ def recall(
                 and by_meaning.get((r.scope, r.memory.id), floor) >= floor / 2
             )
         ]
+    if baselines is not None and pending is not None:
+        for r in results:
+            near = pending.generic((r.scope, r.memory.id))
+            if near is not None:
+                baselines[(r.scope, r.memory.id)] = near
     if with_links and results:
         results = _with_links(ctx, results)
     if count_access and results:
