@@ -36,7 +36,7 @@ from cortexmem.services.brief import anchor, make_briefing, mentioned_paths
 from cortexmem.services.context import Context
 from cortexmem.services.projections import write_projections
 
-from conftest import git
+from conftest import SHARED_DATA, git
 
 NOW = datetime(2026, 3, 20, 12, 0, tzinfo=UTC)
 HOOK = [sys.executable, "-c", "from cortexmem.hosts.claude_code.hook import run; run()"]
@@ -461,6 +461,30 @@ def test_what_a_session_left_open_is_said_once():
     assert "still open: The wifiman service is failing" in alone.markdown
 
 
+def test_where_a_session_stopped_mid_turn_is_said_beside_its_open_problems():
+    summary = mem(
+        "Session 2026-03-02: goal: Install the wifi tool from its .deb. Outcome: Installed "
+        "with apt. Still open: unfinished: the session ended mid-turn, after “Let me check the "
+        "service logs.”; The wifiman service is failing.",
+        "context",
+        day=2,
+        event="session_summary",
+    ).with_changes(source_session="s-2")
+    problem = mem(
+        "Open problem (as of 2026-03-02): The wifiman service is failing.",
+        "gotcha",
+        priority=7,
+        day=2,
+        event="open_problem",
+    ).with_changes(source_session="s-2")
+    text = build(BriefingInput("p", "main", NOW, [Item(summary, 0.5), Item(problem, 0.9)]),
+                 estimate_tokens).markdown  # fmt: skip
+    assert (
+        "still open: stopped mid-turn after “Let me check the service logs.”" in text
+        and text.count("service is failing") == 1
+    )
+
+
 def test_no_two_lines_say_the_same_thing():
     items = [
         Item(mem("Use uv run for everything, never bare python", "pattern",
@@ -690,3 +714,29 @@ def test_a_step_that_comes_back_to_a_status_it_had_shows_the_latest(repo: Path, 
             steps = [e.content for e in store.recent_events(("plan_step",), 50)]
         assert steps.count("[completed] Add table") == 2
     assert seen[0] == seen[1] == [("Add table", "completed"), ("Add route", "pending")]
+
+
+ENTIRE_CLI = SHARED_DATA / "transcripts" / "entireio-cli"
+
+
+@pytest.mark.skipif(not ENTIRE_CLI.exists(), reason=f"{ENTIRE_CLI} is not here")
+def test_the_same_sessions_ingested_into_two_stores_brief_alike(tmp_path: Path):
+    """Memories get random ids, so ties broken by id ordered two stores of the same sessions
+    apart (three runs of the continuity bench gave three briefings); they tie on what they say."""
+    from click.testing import CliRunner
+
+    from cortexmem.cli.app import cli
+
+    runner = CliRunner()
+    briefings = []
+    for name in ("one", "two"):
+        root = tmp_path / name / "repo"
+        root.mkdir(parents=True)
+        git(root, "init", "-q", "-b", "main")
+        done = runner.invoke(cli, ["-C", str(root), "ingest", "--into", str(root), str(ENTIRE_CLI)])
+        assert done.exit_code == 0, done.output
+        shown = runner.invoke(cli, ["-C", str(root), "brief", "--json"])
+        assert shown.exit_code == 0, shown.output
+        briefings.append(json.loads(shown.output)["markdown"])
+    assert briefings[0] == briefings[1]
+    assert briefings[0].count("\n- ") >= 10

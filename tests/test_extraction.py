@@ -1474,7 +1474,43 @@ def test_the_outcome_is_the_closing_reply_to_the_last_request_not_an_intention()
         .say("Now check complexity_analyzer.py and formatters.py:")
     )  # fmt: skip
     (summary,) = digest_of(cut)["session_summary"]
-    assert "Outcome: Removed orphan comments" in summary and "Now check" not in summary
+    outcome, left = summary.split(" Still open: ")
+    assert "Outcome: Removed orphan comments" in outcome and "Now check" not in outcome
+    # ... and nothing came after it: the session stopped there
+    assert left == (
+        "unfinished: the session ended mid-turn, after “Now check complexity_analyzer.py and "
+        "formatters.py:”."
+    )
+
+
+def test_a_session_cut_off_mid_turn_says_where_it_stopped():
+    """Closed or interrupted before the assistant came back: the last request is not done."""
+
+    def asked() -> Session:
+        return (
+            Session()
+            .say("add the retry decorator to the webhook sender", role="user")
+            .say("Added the retry decorator to sender.py; the webhook tests pass.")
+            .say("great, now make the /1 folder the first one created instead of /0", role="user")
+        )  # fmt: skip
+
+    (summary,) = digest_of(asked())["session_summary"]
+    assert summary.endswith(
+        "Still open: unanswered: the session ended before any reply to the last request."
+    )
+    exploring = asked().say("This is a new request: the folders should start at 1. Let me "
+                            "explore where the session folders are numbered.")  # fmt: skip
+    (summary,) = digest_of(exploring.tool("Task", {"prompt": "find"}))["session_summary"]
+    assert (
+        "unfinished: the session ended mid-turn, after “Let me explore where the session "
+        "folders are numbered.”" in summary
+    )
+    # a turn that ends as turns end says nothing of the kind, nor one that went on to act
+    signed_off = asked().say("Done: the folders start at 1. Let me know if /0 should stay.")
+    acted = asked().say("Let me run the tests:").bash("pytest -q", "3 passed")
+    for session in (signed_off, acted):
+        (summary,) = digest_of(session)["session_summary"]
+        assert "Still open" not in summary, summary
 
 
 def test_a_session_that_ended_on_a_failure_or_a_refusal_says_so():

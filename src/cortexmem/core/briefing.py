@@ -59,6 +59,7 @@ from datetime import datetime
 from typing import Final
 
 from cortexmem.core.extraction.commands import without_runner
+from cortexmem.core.extraction.digest import CUT_SHORT
 from cortexmem.core.text import shorten
 from cortexmem.model import Memory
 
@@ -292,6 +293,22 @@ def _paths(text: str, width: int) -> str:
     return ", ".join(shown) + more
 
 
+_STOPPED: Final = (
+    (f"{CUT_SHORT[0]}the session ended mid-turn, after ", "stopped mid-turn after "),
+    (f"{CUT_SHORT[1]}the session ended before any reply to the last request", "last request "
+     "unanswered"),
+)  # fmt: skip
+
+
+def stopped_briefly(still: str) -> str:
+    """Where a session stopped, in the few words a summary line has room for: the part gets a
+    tenth of the line, which the digest's full sentence filled with 'unfinished: the…'."""
+    for said, brief in _STOPPED:
+        if still.startswith(said):
+            return brief + still[len(said) :]
+    return still
+
+
 def summary_text(content: str, width: int, *, open_listed: bool = False) -> str:
     """A session summary in ``width`` characters: each part cut to its share of the line (a
     share a short part leaves unused goes to the others), so the outcome, the files changed and
@@ -300,7 +317,11 @@ def summary_text(content: str, width: int, *, open_listed: bool = False) -> str:
     again what is still open."""
     head, parts = summary_parts(content)
     if open_listed:
-        parts.pop("Still open", None)
+        still = parts.pop("Still open", "")
+        if still.startswith(CUT_SHORT):  # where the session stopped: no other line says it
+            parts["Still open"] = still.split("”; ", 1)[0] + ("”" if "”; " in still else "")
+    if "Still open" in parts:
+        parts["Still open"] = stopped_briefly(parts["Still open"])
     if not parts:
         return shorten(content, width)
     room = max(width - len(head) - 2, 40)
@@ -430,7 +451,9 @@ def fold_progress(progress: Sequence[Item], branch: str | None, now: datetime) -
     """One line for many progress logs: how many, on which branches, the newest one."""
     if not progress:
         return None
-    newest = max(progress, key=lambda i: (i.memory.created_at, i.memory.id)).memory
+    newest = max(
+        progress, key=lambda i: (i.memory.created_at, i.memory.content, i.memory.id)
+    ).memory
     branches = sorted({i.memory.branch for i in progress if i.memory.branch})
     on = ""
     if branches:
@@ -535,8 +558,11 @@ Line = tuple[str, Item | None, frozenset[str]]  # text, the memory it shows, its
 
 
 def by_score(items: Sequence[Item]) -> list[Item]:
-    """Best score first; older first on a tie, then by id (the same input, the same order)."""
-    return sorted(items, key=lambda i: (-i.score, i.memory.created_at, i.memory.id))
+    """Best score first; older first on a tie, then by what it says: the same sessions give the
+    same order however often they are ingested (ids are minted at random when a memory is made,
+    so an order by id changed between two stores of the same sessions)."""
+    return sorted(items, key=lambda i: (-i.score, i.memory.created_at, i.memory.content,
+                                        i.memory.id))  # fmt: skip
 
 
 def open_listed(data: BriefingInput) -> frozenset[str]:
@@ -559,7 +585,7 @@ def pools_of(
                 and i.memory.memory_type == "progress"]  # fmt: skip
     summaries = newest_per_goal(sorted(
         (i for i in ranked if tags_of(i.memory) & SUMMARY_TAGS),
-        key=lambda i: (i.memory.created_at, i.memory.id),
+        key=lambda i: (i.memory.created_at, i.memory.content, i.memory.id),
         reverse=True,
     ))  # fmt: skip
     # the newest session in full, then the short lines (the files worked on, the recent work

@@ -335,6 +335,40 @@ _WORDS: Final = re.compile(r"[a-z0-9]+")
 RESTATED: Final = 0.8
 
 
+# Where a session stopped mid-turn, its last words are an announcement of the next step
+# ("Let me explore the tests.", "Now check formatters.py:"): a reply at the end of a turn does
+# not announce ("Let me know …" is a sign-off).
+_NEXT_STEP: Final = re.compile(
+    r"^(?:(?:now|first|next|then|ok(?:ay)?)[,!.]? )*(?:let me|let's|lets) (?!know\b)", re.I
+)
+LAST_WORDS_CHARS: Final = 120
+# How ``cut_short`` begins what it says, first under "Still open" (a briefing that lists the
+# session's open problems on lines of their own keeps it: no other line says it).
+CUT_SHORT: Final = ("unfinished: ", "unanswered: ")
+
+
+def cut_short(events: Sequence[Event]) -> str | None:
+    """How the session stopped when it stopped mid-turn (closed, interrupted, cut off) before
+    the assistant came back to the person: the last request with no reply after it, or a last
+    reply that announces a next step nothing followed. A next session needs to know the work
+    was left there; a session that went on after the announcement (a command run, a file
+    changed) is told by what came of that (``how_it_ended``), not by this."""
+    replies = [e for e in events if e.kind == "reply"]
+    requests = [e for e in events if e.kind == "prompt" and len(e.content.split()) >= 3]
+    line = max((e.provenance.line or 0 for e in replies[-1:] + requests[-1:]), default=-1)
+    if any((e.provenance.line or 0) > line for e in events):
+        return None  # something was done after it
+    said_at = (replies[-1].provenance.line or 0) if replies else -1
+    if requests and (requests[-1].provenance.line or 0) > said_at:
+        return f"{CUT_SHORT[1]}the session ended before any reply to the last request"
+    if not replies:
+        return None
+    tail = _SENTENCE_END.split(replies[-1].content.strip())[-1].strip()
+    if not (tail.endswith(":") or _NEXT_STEP.match(tail)):
+        return None
+    return f"{CUT_SHORT[0]}the session ended mid-turn, after “{clip(tail, LAST_WORDS_CHARS)}”"
+
+
 def fix_told(closing: str, resolved: Sequence[Event]) -> str:
     """The closing reply, or, when it only restates the cause of a failure fixed in the
     session (the whole session was that fix: its gotcha already says it in the same words),
@@ -388,8 +422,12 @@ def session_summary(events: Sequence[Event], problems: list[tuple[Event, str]]) 
     ]  # fmt: skip
     if commits:
         parts.append("Commits: " + "; ".join(clip(c, 120) for c in commits[-MAX_COMMITS:]))
-    if problems:
-        parts.append("Still open: " + "; ".join(clip(t, 200) for _, t in problems))
+    left = [clip(t, 200) for _, t in problems]
+    stopped = cut_short(events)
+    if stopped:
+        left.insert(0, stopped)
+    if left:
+        parts.append("Still open: " + "; ".join(left))
     return ". ".join(p.rstrip(". ") for p in parts) + "."
 
 

@@ -1018,7 +1018,8 @@ class SQLiteStore(EpisodeRooms, AIRooms, LearningRooms, LessonRooms, Transaction
             f"SELECT {MEMORY_SELECT_M}, "
             "(SELECT count(*) FROM edges e WHERE e.target_id = m.id AND e.status = 'active') "
             f"FROM memories m WHERE {where} "
-            "ORDER BY m.pinned DESC, m.priority DESC, m.confidence DESC, m.created_at DESC, m.id "
+            "ORDER BY m.pinned DESC, m.priority DESC, m.confidence DESC, m.created_at DESC, "
+            "m.content, m.id "
             "LIMIT ?"
         )
         rows = self.read(lambda conn: conn.execute(sql, (*params, limit)).fetchall())
