@@ -236,6 +236,54 @@ def test_a_document_of_the_project_is_kept_as_it_was_read_even_across_a_pass(sto
     assert hits and hits[0][1].role == "read"
 
 
+def test_a_document_read_whole_again_replaces_what_it_said_before(ctx: Context, tmp_path: Path):
+    """A status note read on Monday and again, rewritten, on Friday: recall gives Friday's
+    note, not Monday's "next" beside it; a read of a few of its lines does not replace it; the
+    old version stays in the store, found when history is asked for."""
+    store = ctx.writable("project")
+    note = {"file_path": "/home/dev/app/STATUS.md"}
+    monday = "     1\u2192# Status\n     2\u2192Next: wire the GPU backend, still a stub"
+    friday = "     1\u2192# Status\n     2\u2192GPU backend wired; next: benchmark the kernels"
+    head = "     1\u2192# Status"
+    sessions = [
+        [tool_use(1, "Read", note), shown(2, 1, monday)],
+        [tool_use(10, "Read", {**note, "offset": 1, "limit": 1}), shown(11, 10, head)],
+        [tool_use(20, "Read", note), shown(21, 20, friday)],
+    ]
+
+    def status(*statuses: str) -> list[str]:
+        found = recall(ctx, "what is next for the GPU backend", limit=5, all_branches=True,
+                       statuses=statuses or ("active",))  # fmt: skip
+        return sorted(r.memory.content for r in found if r.episode and r.episode.role == "read")
+
+    def read(n: int) -> None:
+        t = tmp_path / f"s{n}.jsonl"
+        write(t, sessions[n])
+        capture.capture_transcript(store, t, reader=READER, session_id=f"s{n}")
+
+    read(0)
+    old = "STATUS.md:\n# Status\nNext: wire the GPU backend, still a stub"
+    assert status() == [old]
+    read(1)  # part of the file: not a version of it
+    assert old in status()
+    read(2)
+    new = "STATUS.md:\n# Status\nGPU backend wired; next: benchmark the kernels"
+    assert status() == [new]
+    assert old in status("active", "archived")
+    versions = {e.text: e.document for e in store.iter_episodes() if e.role == "read"}
+    assert versions == {old: "STATUS.md", new: "STATUS.md", "STATUS.md:\n# Status": None}
+
+
+def test_a_read_awaiting_its_result_in_a_cursor_saved_before_versions_is_still_kept():
+    """A cursor's state saved by an older Cortex lists a pending read as (call id, path)."""
+    collector = EpisodeCollector(dialect=DIALECT)
+    collector.load_state({"reads": [["t1", "/home/dev/app/STATUS.md"]]})
+    assert collector.reads == {"t1": ("/home/dev/app/STATUS.md", False)}
+    again = EpisodeCollector(dialect=DIALECT)
+    again.load_state(json.loads(json.dumps(collector.to_state())))
+    assert again.reads == collector.reads
+
+
 def test_a_long_status_note_is_kept_as_far_as_its_latest_entry(store, tmp_path: Path):
     """Status notes grow at their end: the latest state of a 16 kB note is its last lines."""
     body = "".join(f"{n:>6}\u2192- [x] step {n} of the earlier work done\n" for n in range(1, 400))

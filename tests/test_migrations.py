@@ -145,6 +145,12 @@ SEED_ROWS = {
         "'2025-01-01T00:00:00.000000Z', '2025-01-01T00:00:00.000000Z', 'h20', "
         '\'["area:auth", "team:backend"]\')',
     ],
+    21: [
+        "INSERT INTO episodes (id, role, text, session_id, transcript_path, line, chunk, "
+        "branch, created_at, content_hash, document) VALUES ('ep-old-5', 'read', 'STATUS.md:\n"
+        "Next: the GPU backend', 's-2', '/t/s-2.jsonl', 3, 0, 'main', "
+        "'2025-01-02T00:00:00.000000Z', 'eh5', 'STATUS.md')",
+    ],
 }
 
 
@@ -207,6 +213,11 @@ def test_migrate_from_every_earlier_version(tmp_path: Path, start: int):
             assert {e.role for e in store.iter_episodes()} >= {"user", "written"}
         if start >= 18:
             assert "ran" in {e.role for e in store.iter_episodes()}
+        if start >= 16:  # a read stored before 0021 is no version of its document; one after is
+            versions = {e.id: e.document for e in store.iter_episodes() if e.role == "read"}
+            assert versions == {"ep-old-3": None} | (
+                {"ep-old-5": "STATUS.md"} if start >= 21 else {}
+            )
         if start >= 11:  # the episodes table rebuilt by 0012 keeps its rows and their links
             assert [e.id for e in store.episodes_of_memory("m-old-1")] == ["ep-old-1"]
             found = store.search_episodes("what did we pick", 5)

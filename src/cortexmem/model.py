@@ -484,7 +484,9 @@ class Episode:
     what was ``written`` into a file, a document ``read``, or what a command that acted
     printed (``ran``). ``chunk`` numbers the pieces of one long message. Provenance says where
     it was read: the session, the transcript file and line, the branch and the time the message
-    was written.
+    was written. ``document`` is the project's document (its path) a whole read showed: one
+    version of a file that is rewritten between sessions (a status note), so a later whole
+    read of it says the earlier one is out of date.
     """
 
     text: str
@@ -496,6 +498,7 @@ class Episode:
     branch: str | None = None
     created_at: str = field(default_factory=utc_now)
     id: str = field(default_factory=lambda: new_id("ep"))
+    document: str | None = None
 
     def __post_init__(self) -> None:
         put = object.__setattr__
@@ -503,7 +506,7 @@ class Episode:
         if not self.text.strip():
             raise ValueError("an episode needs some text")
         _check_choice("role", self.role, EPISODE_ROLES)
-        for name in ("session_id", "transcript_path", "branch"):
+        for name in ("session_id", "transcript_path", "branch", "document"):
             put(self, name, _text(name, getattr(self, name), optional=True))
         if self.line is not None:
             _integer("line", self.line, 0, MAX_INT)
@@ -528,6 +531,7 @@ class Episode:
             "chunk": self.chunk,
             "branch": self.branch,
             "created_at": self.created_at,
+            "document": self.document,
         }
 
     @classmethod
@@ -536,6 +540,16 @@ class Episode:
         if "created_at" in known:
             known["created_at"] = normalise_time(known["created_at"])
         return cls(**known)
+
+
+@dataclass(frozen=True)
+class DocumentVersion:
+    """Where a whole read of a document (``Episode.document``) was made: when, and which
+    message of which transcript (the chunks of one read share them)."""
+
+    created_at: str
+    transcript_path: str | None
+    line: int | None
 
 
 @dataclass(frozen=True)

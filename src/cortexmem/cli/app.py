@@ -296,7 +296,8 @@ def remember(
     "--archived",
     "with_archived",
     is_flag=True,
-    help="Search archived memories too; one the lifecycle archived is restored when served.",
+    help="Search archived memories too (one the lifecycle archived is restored when served), and "
+    "the older versions of a document read again.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print results as JSON.")
 @click.pass_context

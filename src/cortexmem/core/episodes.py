@@ -22,6 +22,7 @@ before any cut is made.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from cortexmem.core.extraction.prose import injected, is_host_text
@@ -37,7 +38,15 @@ from cortexmem.core.text import (
     redacted_head,
     relative_path,
 )
-from cortexmem.model import Episode, Memory, SourceContext, normalise_time, parse_time, utc_now
+from cortexmem.model import (
+    DocumentVersion,
+    Episode,
+    Memory,
+    SourceContext,
+    normalise_time,
+    parse_time,
+    utc_now,
+)
 
 MAX_CHUNK: Final = 1_200
 MIN_TEXT: Final = 12
@@ -149,8 +158,9 @@ class EpisodeCollector:
         self.subagent_calls: dict[str, None] = {}
         # Writes and edits awaiting their result: call id -> (path, what they ask to write).
         self.writes: dict[str, tuple[str, str]] = {}
-        # Reads of documents awaiting their result: call id -> the document's path.
-        self.reads: dict[str, str] = {}
+        # Reads of documents awaiting their result: call id -> (the document's path, whether
+        # the read shows the whole file: a range of its lines is not a version of it).
+        self.reads: dict[str, tuple[str, bool]] = {}
         # Shell commands awaiting their output: call id -> (the command's head, redacted;
         # whether it only looks at the files). Both settled when the call is seen, so a pass
         # boundary between the call and its output changes nothing.
@@ -173,7 +183,8 @@ class EpisodeCollector:
                 for k, (path, text) in list(self.writes.items())[-MAX_PENDING_WRITES:]
             ],
             "reads": [
-                [k, redact(path)] for k, path in list(self.reads.items())[-MAX_PENDING_WRITES:]
+                [k, redact(path), whole]
+                for k, (path, whole) in list(self.reads.items())[-MAX_PENDING_WRITES:]
             ],
             "commands": [
                 [k, head, looks]
@@ -192,9 +203,11 @@ class EpisodeCollector:
             self.subagent_calls = {str(c): None for c in calls[-MAX_PENDING_CALLS:]}
         home = state.get("home")
         self.home = home if isinstance(home, str) and home else self.home
-        reads = _saved(state, "reads", 2)
+        reads = _saved(state, "reads", 3)
         if reads is not None:
-            self.reads = {str(r[0]): str(r[1]) for r in reads}
+            # a row of two was saved before a read said whether it showed the whole file
+            older = _saved(state, "reads", 2) or []
+            self.reads = {str(r[0]): (str(r[1]), bool(r[2:] and r[2])) for r in older + reads}
         commands = _saved(state, "commands", 3)
         if commands is not None:
             self.commands = {str(c[0]): (str(c[1]), bool(c[2])) for c in commands}
@@ -230,7 +243,8 @@ class EpisodeCollector:
                 elif (
                     block.call.kind == "read" and block.tool_use_id and is_document(block.call.path)
                 ):
-                    _await(self.reads, block.tool_use_id, block.call.path)
+                    whole = not block.call.partial
+                    _await(self.reads, block.tool_use_id, (block.call.path, whole))
                 elif (
                     block.call.kind == "shell" and block.tool_use_id and block.call.command.strip()
                 ):
@@ -261,7 +275,7 @@ class EpisodeCollector:
                     printed = outcome.output if outcome.output_apart else outcome.text
                     out += self._ran(entry, command[0], printed)
                 if document is not None:
-                    out += self._read(entry, document, outcome.text)
+                    out += self._read(entry, *document, outcome.text, cut=outcome.partial)
                 if outcome.written.strip():
                     out += self._written(entry, outcome.path, outcome.written)
                 elif asked is not None:  # no copy in the result (a subagent's transcript)
@@ -311,20 +325,32 @@ class EpisodeCollector:
             return []
         return self._ran(entry, command, head_and_end(said.text, MAX_RAN - len(command) - 3))
 
-    def _read(self, entry: Entry, path: str, shown: str) -> list[Episode]:
+    def _read(
+        self, entry: Entry, path: str, whole: bool, shown: str, *, cut: bool = False
+    ) -> list[Episode]:
         """A document of the project as it was read, under its path, as far as ``MAX_READ``
         (one outside it, such as a person's global instructions or a plugin's notes, is not the
-        project's state)."""
+        project's state). A read of the whole file (no range of lines asked, nothing cut by
+        the host) is a version of the document (``Episode.document``)."""
         document = project_document(path, shown, self.home or entry.cwd)
         if document is None:
             return []
         # the whole result: a cut before redacting could leave half a secret in what is kept
         inside, body = document
         text = f"{inside}:\n{body}"
-        return self._episodes(entry, clip_redacted(text, MAX_READ), "read", redacted=True)
+        version = inside if whole and not cut else None
+        return self._episodes(
+            entry, clip_redacted(text, MAX_READ), "read", redacted=True, document=version
+        )
 
     def _episodes(
-        self, entry: Entry, text: str, role: str, *, redacted: bool = False
+        self,
+        entry: Entry,
+        text: str,
+        role: str,
+        *,
+        redacted: bool = False,
+        document: str | None = None,
     ) -> list[Episode]:
         if self.host is not None:
             text = self.host.sub("\n", text)
@@ -345,6 +371,7 @@ class EpisodeCollector:
                 chunk=i,
                 branch=entry.branch or self.branch,
                 created_at=when,
+                document=document,
             )
             for i, chunk in enumerate(chunks)
         ]
@@ -383,6 +410,20 @@ def _saved(state: dict[str, Any], key: str, width: int) -> list[list[Any]] | Non
     if not isinstance(rows, list):
         return None
     return [r for r in rows[-MAX_PENDING_WRITES:] if isinstance(r, list) and len(r) == width]
+
+
+def superseded(episodes: Iterable[Episode], newest: Mapping[str, DocumentVersion]) -> set[str]:
+    """The ids of ``episodes`` that show a document as an earlier whole read showed it, when a
+    later whole read of it is stored: a status note read on Monday and again, rewritten, on
+    Friday says Friday's state; Monday's "next: X" is history, not where the work stands."""
+    out = set()
+    for e in episodes:
+        latest = newest.get(e.document) if e.document else None
+        if latest is None or (e.transcript_path, e.line) == (latest.transcript_path, latest.line):
+            continue
+        if normalise_time(e.created_at) <= normalise_time(latest.created_at):
+            out.add(e.id)
+    return out
 
 
 # How an episode ranks beside memories: below a typical extracted memory on the rank formula,

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from typing import Any, ClassVar, Protocol
 
 from cortexmem import settings
-from cortexmem.core.episodes import EPISODE_TAG, as_memory
+from cortexmem.core.episodes import EPISODE_TAG, as_memory, superseded
 from cortexmem.core.filters import MemoryFilter
 from cortexmem.core.fusion import DEFAULT_ALPHA, hybrid_rank
 from cortexmem.core.ranking import CANDIDATE_POOL, Candidate, Ranked, rank
@@ -121,6 +121,8 @@ def recall(
                 ]
     vector = pending.candidates() if pending is not None else []
     ep_vector = pending.episode_candidates() if pending is not None else []
+    if "archived" not in statuses:  # an older version of a document is history, asked for so
+        ep_lexical, ep_vector = _current(stores, ep_lexical), _current(stores, ep_vector)
     if similarities is not None:
         similarities.update({(c.scope, c.memory.id): c.relevance for c in vector + ep_vector})
     if word_scores is not None:
@@ -176,6 +178,21 @@ def recall(
         if "archived" in statuses:
             results = _restore_archived(ctx, results)
     return results
+
+
+def _current(stores: list[tuple[Scope, Store]], found: list[Candidate]) -> list[Candidate]:
+    """``found`` without the passages of a document a later whole read of it replaced
+    (``core.episodes.superseded``)."""
+    documents = [c for c in found if c.episode is not None and c.episode.document]
+    if not documents:
+        return found
+    stale: set[tuple[str, str]] = set()
+    for scope, store in stores:
+        mine = [c.episode for c in documents if c.scope == scope and c.episode is not None]
+        if mine:
+            newest = store.newest_versions(e.document for e in mine if e.document)
+            stale |= {(scope, i) for i in superseded(mine, newest)}
+    return [c for c in found if (c.scope, c.memory.id) not in stale]
 
 
 def _generic(

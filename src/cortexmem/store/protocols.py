@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from cortexmem.model import (
+    DocumentVersion,
     Edge,
     Episode,
     Event,
@@ -445,6 +446,10 @@ class EpisodeStore(Protocol):
         ...
 
     def episodes_by_seq(self, seqs: Iterable[int]) -> dict[int, Episode]: ...
+
+    def newest_versions(self, documents: Iterable[str]) -> dict[str, DocumentVersion]:
+        """The newest whole read (``Episode.document``) of each of ``documents`` stored."""
+        ...
 
     def episodes_of_memory(self, memory_id: str) -> list[Episode]:
         """The episodes a memory was drawn from (``derived_from``)."""

@@ -10,34 +10,36 @@ from typing import Any, Final
 
 from cortexmem.core.fts_query import to_fts_query
 from cortexmem.core.redact import redact, redact_source
-from cortexmem.model import Episode, Event, Memory
+from cortexmem.model import DocumentVersion, Episode, Event, Memory
 from cortexmem.store.protocols import EpisodeCounts, ImportResult
 from cortexmem.store.sqlite.tx import Transactions
 from cortexmem.store.sqlite.vector_rows import load_vectors, put_vectors, vector_state
 
 # Storage per session stays bounded: past this many chunks a session's episodes are dropped.
 SESSION_CAP: Final = 2_000
+# Documents looked up at once (a recall's candidates hold a few).
+MAX_DOCUMENTS: Final = 400
 
 EPISODE_COLUMNS: Final = (
-    "id, role, text, session_id, transcript_path, line, chunk, branch, created_at"
+    "id, role, text, session_id, transcript_path, line, chunk, branch, created_at, document"
 )
 INSERT_EPISODE: Final = (
     f"INSERT OR IGNORE INTO episodes ({EPISODE_COLUMNS}, content_hash) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
 def episode_row(e: Episode) -> tuple[Any, ...]:
     return (
         e.id, e.role, e.text, e.session_id, e.transcript_path, e.line, e.chunk, e.branch,
-        e.created_at, e.content_hash,
+        e.created_at, e.document, e.content_hash,
     )  # fmt: skip
 
 
 def row_to_episode(r: Sequence[Any]) -> Episode:
     return Episode(
         id=r[0], role=r[1], text=r[2], session_id=r[3], transcript_path=r[4], line=r[5],
-        chunk=int(r[6]), branch=r[7], created_at=r[8],
+        chunk=int(r[6]), branch=r[7], created_at=r[8], document=r[9],
     )  # fmt: skip
 
 
@@ -178,7 +180,23 @@ class EpisodeRooms(Transactions):
             "ORDER BY score, e.seq DESC LIMIT ?"
         )
         rows = self.read(lambda conn: conn.execute(sql, (match, limit)).fetchall())
-        return [(int(r[0]), row_to_episode(r[1:10]), -float(r[10])) for r in rows]
+        return [(int(r[0]), row_to_episode(r[1:11]), -float(r[11])) for r in rows]
+
+    def newest_versions(self, documents: Iterable[str]) -> dict[str, DocumentVersion]:
+        """The newest whole read of each of ``documents`` (by time, then by the order stored)."""
+        wanted = list(dict.fromkeys(documents))[:MAX_DOCUMENTS]
+        if not wanted:
+            return {}
+        marks = ", ".join("?" * len(wanted))
+        rows = self.read(
+            lambda conn: conn.execute(
+                "SELECT document, created_at, transcript_path, line FROM episodes "
+                f"WHERE document IN ({marks}) ORDER BY created_at, seq",
+                wanted,
+            ).fetchall()
+        )
+        # ordered oldest first: the last row of a document stays
+        return {str(r[0]): DocumentVersion(str(r[1]), r[2], r[3]) for r in rows}
 
     def episodes_by_seq(self, seqs: Iterable[int]) -> dict[int, Episode]:
         wanted = list(dict.fromkeys(int(s) for s in seqs))
