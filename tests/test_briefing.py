@@ -464,8 +464,8 @@ def test_what_a_session_left_open_is_said_once():
 def test_where_a_session_stopped_mid_turn_is_said_beside_its_open_problems():
     summary = mem(
         "Session 2026-03-02: goal: Install the wifi tool from its .deb. Outcome: Installed "
-        "with apt. Still open: unfinished: the session ended mid-turn, after “Let me check the "
-        "service logs.”; The wifiman service is failing.",
+        "with apt. Still open: unfinished: the last reply stops at “Let me check the service "
+        "logs.”; The wifiman service is failing.",
         "context",
         day=2,
         event="session_summary",
@@ -480,7 +480,7 @@ def test_where_a_session_stopped_mid_turn_is_said_beside_its_open_problems():
     text = build(BriefingInput("p", "main", NOW, [Item(summary, 0.5), Item(problem, 0.9)]),
                  estimate_tokens).markdown  # fmt: skip
     assert (
-        "still open: stopped mid-turn after “Let me check the service logs.”" in text
+        "still open: stopped at “Let me check the service logs.”" in text
         and text.count("service is failing") == 1
     )
 

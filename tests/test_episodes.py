@@ -236,42 +236,122 @@ def test_a_document_of_the_project_is_kept_as_it_was_read_even_across_a_pass(sto
     assert hits and hits[0][1].role == "read"
 
 
+def in_session(lines: list[str], session: str, **fields: str) -> list[str]:
+    """The records of another session (and, with ``fields``, another branch or folder)."""
+    return [json.dumps({**json.loads(x), "sessionId": session, **fields}) for x in lines]
+
+
+STATUS = {"file_path": "/home/dev/app/STATUS.md"}
+MONDAY = "     1\u2192# Status\n     2\u2192Next: wire the GPU backend, still a stub"
+FRIDAY = "     1\u2192# Status\n     2\u2192GPU backend wired; next: benchmark the kernels"
+OLD = "STATUS.md:\n# Status\nNext: wire the GPU backend, still a stub"
+NEW = "STATUS.md:\n# Status\nGPU backend wired; next: benchmark the kernels"
+
+
+def reads_found(ctx: Context, query: str, *statuses: str, branch: str | None = None) -> list[str]:
+    found = recall(ctx, query, limit=10, all_branches=branch is None, branch=branch,
+                   statuses=statuses or ("active",))  # fmt: skip
+    return sorted(r.memory.content for r in found if r.episode and r.episode.role == "read")
+
+
+def captured(store, tmp_path: Path, name: str, lines: list[str]) -> None:
+    t = tmp_path / f"{name}.jsonl"
+    write(t, lines)
+    capture.capture_transcript(store, t, reader=READER, session_id=name)
+
+
 def test_a_document_read_whole_again_replaces_what_it_said_before(ctx: Context, tmp_path: Path):
     """A status note read on Monday and again, rewritten, on Friday: recall gives Friday's
-    note, not Monday's "next" beside it; a read of a few of its lines does not replace it; the
-    old version stays in the store, found when history is asked for."""
+    note, not Monday's "next" beside it; a read of a few of its lines, or the host's note that
+    the file did not change, replaces nothing; the old version stays in the store, found when
+    history is asked for."""
     store = ctx.writable("project")
-    note = {"file_path": "/home/dev/app/STATUS.md"}
-    monday = "     1\u2192# Status\n     2\u2192Next: wire the GPU backend, still a stub"
-    friday = "     1\u2192# Status\n     2\u2192GPU backend wired; next: benchmark the kernels"
-    head = "     1\u2192# Status"
-    sessions = [
-        [tool_use(1, "Read", note), shown(2, 1, monday)],
-        [tool_use(10, "Read", {**note, "offset": 1, "limit": 1}), shown(11, 10, head)],
-        [tool_use(20, "Read", note), shown(21, 20, friday)],
+    query = "what is next for the GPU backend"
+    monday = [tool_use(1, "Read", STATUS), shown(2, 1, MONDAY)]
+    captured(store, tmp_path, "monday", in_session(monday, "monday"))
+    assert reads_found(ctx, query) == [OLD]
+    ranged = [tool_use(10, "Read", {**STATUS, "offset": 1, "limit": 1}),
+              shown(11, 10, "     1\u2192# Status"),
+              tool_use(12, "Read", STATUS),
+              shown(13, 12, "File unchanged since last read. The content from the earlier "
+                            "Read tool_result in this conversation is still current.",
+                    {"type": "file_unchanged", "file": {"filePath": STATUS["file_path"]}}),
+              tool_use(14, "Read", STATUS),  # the host cut what it showed: not all of it
+              shown(15, 14, "     1\u2192# Status",
+                    {"type": "text", "file": {"numLines": 1, "totalLines": 2}})]  # fmt: skip
+    captured(store, tmp_path, "tuesday", in_session(ranged, "tuesday"))
+    assert OLD in reads_found(ctx, query)
+    assert not [e for e in store.iter_episodes() if "File unchanged" in e.text]
+    friday = [tool_use(20, "Read", STATUS), shown(21, 20, FRIDAY)]
+    captured(store, tmp_path, "friday", in_session(friday, "friday"))
+    assert reads_found(ctx, query) == [NEW]
+    assert OLD in reads_found(ctx, query, "active", "archived")
+    versions = {(e.session_id, e.document) for e in store.iter_episodes() if e.role == "read"}
+    key = "/home/dev/app/status.md"
+    assert versions == {("monday", key), ("tuesday", None), ("friday", key)}
+
+
+def test_a_long_document_read_again_keeps_what_did_not_change(ctx: Context, tmp_path: Path):
+    """Read, edited in one place, read again in the same session: the second read is the
+    document now, the parts the edit did not touch included."""
+    store = ctx.writable("project")
+    parts = [f"## Part {n}\n" + " ".join(f"part{n}word{i}" for i in range(150)) for n in range(4)]
+
+    def numbered(text: str) -> str:
+        return "".join(f"{n:>6}\u2192{line}\n" for n, line in enumerate(text.split("\n"), 1))
+
+    before = numbered("\n\n".join(parts))
+    after = numbered("\n\n".join([*parts[:3], "## Part 3\nrewritten: the last part says this"]))
+    captured(store, tmp_path, "s", [tool_use(1, "Read", STATUS), shown(2, 1, before),
+                                    tool_use(3, "Read", STATUS), shown(4, 3, after)])  # fmt: skip
+    (unchanged,) = [t for t in reads_found(ctx, "part0word5") if "part0word5" in t]
+    assert [e.line for e in store.iter_episodes() if e.text == unchanged] == [2, 4]
+    assert not [t for t in reads_found(ctx, "part3word7") if "part3word7" in t]
+    assert [t for t in reads_found(ctx, "rewritten last part") if "rewritten" in t]
+
+
+def test_a_document_is_one_whichever_folder_a_session_started_in(ctx: Context, tmp_path: Path):
+    """A package's README read from the project's root and from the package's folder is one
+    document; the root's README and the package's, both "README.md" to a session started
+    beside them, are two; another branch's copy of a file is another file."""
+    store = ctx.writable("project")
+    root = "/home/dev/app"
+    first = [
+        tool_use(1, "Read", {"file_path": f"{root}/README.md"}),
+        shown(2, 1, "     1\u2192# App\n     2\u2192Deploy with the zebracorn script"),
+        tool_use(3, "Read", {"file_path": f"{root}/pkg/README.md"}),
+        shown(4, 3, "     1\u2192# pkg\n     2\u2192The parser package, version one"),
     ]
+    inside = [
+        tool_use(5, "Read", {"file_path": f"{root}/pkg/README.md"}),
+        shown(6, 5, "     1\u2192# pkg\n     2\u2192The parser package, version two"),
+    ]
+    feature = [
+        tool_use(7, "Read", {"file_path": f"{root}/README.md"}),
+        shown(8, 7, "     1\u2192# App\n     2\u2192Deploy: feature branch notes"),
+    ]
+    captured(store, tmp_path, "root", in_session(first, "root"))
+    captured(store, tmp_path, "pkg", in_session(inside, "pkg", cwd=f"{root}/pkg"))
+    captured(store, tmp_path, "feature", in_session(feature, "feature", gitBranch="feature/x"))
+    assert reads_found(ctx, "parser package version") == [
+        "README.md:\n# pkg\nThe parser package, version two"
+    ]
+    # the feature branch's read is there too (what was said is not filtered by branch), but
+    # it does not stand for main's README
+    assert "README.md:\n# App\nDeploy with the zebracorn script" in reads_found(
+        ctx, "deploy zebracorn script", branch="main"
+    )
+    keys = {e.document for e in store.iter_episodes()}
+    assert keys == {f"{root}/readme.md", f"{root}/pkg/readme.md"}  # fmt: skip
 
-    def status(*statuses: str) -> list[str]:
-        found = recall(ctx, "what is next for the GPU backend", limit=5, all_branches=True,
-                       statuses=statuses or ("active",))  # fmt: skip
-        return sorted(r.memory.content for r in found if r.episode and r.episode.role == "read")
 
-    def read(n: int) -> None:
-        t = tmp_path / f"s{n}.jsonl"
-        write(t, sessions[n])
-        capture.capture_transcript(store, t, reader=READER, session_id=f"s{n}")
-
-    read(0)
-    old = "STATUS.md:\n# Status\nNext: wire the GPU backend, still a stub"
-    assert status() == [old]
-    read(1)  # part of the file: not a version of it
-    assert old in status()
-    read(2)
-    new = "STATUS.md:\n# Status\nGPU backend wired; next: benchmark the kernels"
-    assert status() == [new]
-    assert old in status("active", "archived")
-    versions = {e.text: e.document for e in store.iter_episodes() if e.role == "read"}
-    assert versions == {old: "STATUS.md", new: "STATUS.md", "STATUS.md:\n# Status": None}
+def test_a_secret_in_a_documents_path_is_not_kept_in_its_name(store, tmp_path: Path):
+    secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    path = {"file_path": f"/home/dev/app/notes/{secret}.md"}
+    captured(store, tmp_path, "s", [tool_use(1, "Read", path), shown(2, 1, "     1\u2192# Notes")])
+    (read,) = [e for e in store.iter_episodes() if e.role == "read"]
+    assert read.document and "REDACTED" in read.document and secret not in read.document
+    assert secret not in read.text
 
 
 def test_a_read_awaiting_its_result_in_a_cursor_saved_before_versions_is_still_kept():

@@ -1478,8 +1478,7 @@ def test_the_outcome_is_the_closing_reply_to_the_last_request_not_an_intention()
     assert "Outcome: Removed orphan comments" in outcome and "Now check" not in outcome
     # ... and nothing came after it: the session stopped there
     assert left == (
-        "unfinished: the session ended mid-turn, after “Now check complexity_analyzer.py and "
-        "formatters.py:”."
+        "unfinished: the last reply stops at “Now check complexity_analyzer.py and formatters.py:”."
     )
 
 
@@ -1495,20 +1494,24 @@ def test_a_session_cut_off_mid_turn_says_where_it_stopped():
         )  # fmt: skip
 
     (summary,) = digest_of(asked())["session_summary"]
-    assert summary.endswith(
-        "Still open: unanswered: the session ended before any reply to the last request."
-    )
+    assert summary.endswith("Still open: unanswered: the last request has no reply.")
     exploring = asked().say("This is a new request: the folders should start at 1. Let me "
                             "explore where the session folders are numbered.")  # fmt: skip
     (summary,) = digest_of(exploring.tool("Task", {"prompt": "find"}))["session_summary"]
     assert (
-        "unfinished: the session ended mid-turn, after “Let me explore where the session "
-        "folders are numbered.”" in summary
+        "unfinished: the last reply stops at “Let me explore where the session folders are "
+        "numbered.”" in summary
     )
     # a turn that ends as turns end says nothing of the kind, nor one that went on to act
     signed_off = asked().say("Done: the folders start at 1. Let me know if /0 should stay.")
     acted = asked().say("Let me run the tests:").bash("pytest -q", "3 passed")
-    for session in (signed_off, acted):
+    # nor one that puts the next step off until later
+    later = [
+        "Done. Let's revisit the backoff numbers once we see production traffic.",
+        "Done. Let me check back when you have run it against staging.",
+        "Done. Let's look at the /0 folder again if it comes back.",
+    ]
+    for session in (signed_off, acted, *(asked().say(text) for text in later)):
         (summary,) = digest_of(session)["session_summary"]
         assert "Still open" not in summary, summary
 

@@ -484,9 +484,10 @@ class Episode:
     what was ``written`` into a file, a document ``read``, or what a command that acted
     printed (``ran``). ``chunk`` numbers the pieces of one long message. Provenance says where
     it was read: the session, the transcript file and line, the branch and the time the message
-    was written. ``document`` is the project's document (its path) a whole read showed: one
-    version of a file that is rewritten between sessions (a status note), so a later whole
-    read of it says the earlier one is out of date.
+    was written. ``document`` names the project's document a whole read showed (its absolute
+    path, lower-cased: ``core.extraction.documents.document_key``): one version of a file that
+    is rewritten between sessions (a status note), so a later whole read of it on the same
+    branch says the earlier one is out of date.
     """
 
     text: str
@@ -517,7 +518,12 @@ class Episode:
 
     @property
     def content_hash(self) -> str:
-        """The same words said in the same session by the same role are one episode."""
+        """The same words said in the same session by the same role are one episode; each
+        whole read of a document keeps all its chunks (a later read replaces an earlier one
+        whole, so the part it did not change must be in it)."""
+        if self.document:
+            where = (self.transcript_path or "", str(self.line))
+            return content_hash(self.role, self.text, self.session_id or "", *where)
         return content_hash(self.role, self.text, self.session_id or "")
 
     def to_dict(self) -> dict[str, Any]:
@@ -544,8 +550,8 @@ class Episode:
 
 @dataclass(frozen=True)
 class DocumentVersion:
-    """Where a whole read of a document (``Episode.document``) was made: when, and which
-    message of which transcript (the chunks of one read share them)."""
+    """Where the newest whole read of a document (``Episode.document``) on a branch was made:
+    when, and which message of which transcript (the chunks of one read share them)."""
 
     created_at: str
     transcript_path: str | None

@@ -294,10 +294,9 @@ def _paths(text: str, width: int) -> str:
 
 
 _STOPPED: Final = (
-    (f"{CUT_SHORT[0]}the session ended mid-turn, after ", "stopped mid-turn after "),
-    (f"{CUT_SHORT[1]}the session ended before any reply to the last request", "last request "
-     "unanswered"),
-)  # fmt: skip
+    (f"{CUT_SHORT[0]}the last reply stops at ", "stopped at "),
+    (f"{CUT_SHORT[1]}the last request has no reply", "last request unanswered"),
+)
 
 
 def stopped_briefly(still: str) -> str:

@@ -25,6 +25,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
+from cortexmem.core.extraction.documents import document_key
 from cortexmem.core.extraction.prose import injected, is_host_text
 from cortexmem.core.readonly_shell import is_read_only_command
 from cortexmem.core.redact import redact
@@ -37,6 +38,7 @@ from cortexmem.core.text import (
     project_document,
     redacted_head,
     relative_path,
+    shows_lines,
 )
 from cortexmem.model import (
     DocumentVersion,
@@ -333,12 +335,12 @@ class EpisodeCollector:
         project's state). A read of the whole file (no range of lines asked, nothing cut by
         the host) is a version of the document (``Episode.document``)."""
         document = project_document(path, shown, self.home or entry.cwd)
-        if document is None:
-            return []
+        if document is None or not shows_lines(shown):
+            return []  # the host's note in the file's place ("File unchanged since last read")
         # the whole result: a cut before redacting could leave half a secret in what is kept
         inside, body = document
         text = f"{inside}:\n{body}"
-        version = inside if whole and not cut else None
+        version = redact(document_key(path, entry.cwd or self.home)) if whole and not cut else None
         return self._episodes(
             entry, clip_redacted(text, MAX_READ), "read", redacted=True, document=version
         )
@@ -412,13 +414,16 @@ def _saved(state: dict[str, Any], key: str, width: int) -> list[list[Any]] | Non
     return [r for r in rows[-MAX_PENDING_WRITES:] if isinstance(r, list) and len(r) == width]
 
 
-def superseded(episodes: Iterable[Episode], newest: Mapping[str, DocumentVersion]) -> set[str]:
+def superseded(
+    episodes: Iterable[Episode], newest: Mapping[tuple[str, str | None], DocumentVersion]
+) -> set[str]:
     """The ids of ``episodes`` that show a document as an earlier whole read showed it, when a
-    later whole read of it is stored: a status note read on Monday and again, rewritten, on
-    Friday says Friday's state; Monday's "next: X" is history, not where the work stands."""
+    later whole read of it on the same branch is stored (``newest`` by document and branch): a
+    status note read on Monday and again, rewritten, on Friday says Friday's state; Monday's
+    "next: X" is history, not where the work stands. Another branch's copy is another file."""
     out = set()
     for e in episodes:
-        latest = newest.get(e.document) if e.document else None
+        latest = newest.get((e.document, e.branch)) if e.document else None
         if latest is None or (e.transcript_path, e.line) == (latest.transcript_path, latest.line):
             continue
         if normalise_time(e.created_at) <= normalise_time(latest.created_at):

@@ -1193,10 +1193,14 @@ def redact_event(event: Event) -> Event:
 def redact_source(episode: Episode) -> Episode:
     """An episode's provenance redacted (its text is redacted as it is cut, in ``episodes``)."""
     session, path = _maybe(episode.session_id), _maybe(episode.transcript_path)
-    branch = _maybe(episode.branch)
-    if (session, path, branch) == (episode.session_id, episode.transcript_path, episode.branch):
+    branch, document = _maybe(episode.branch), _maybe(episode.document)
+    if (session, path, branch, document) == (
+        episode.session_id, episode.transcript_path, episode.branch, episode.document,
+    ):  # fmt: skip
         return episode
-    return replace(episode, session_id=session, transcript_path=path, branch=branch)
+    return replace(
+        episode, session_id=session, transcript_path=path, branch=branch, document=document
+    )
 
 
 def redact_observation(observation: Observation) -> Observation:

@@ -447,8 +447,11 @@ class EpisodeStore(Protocol):
 
     def episodes_by_seq(self, seqs: Iterable[int]) -> dict[int, Episode]: ...
 
-    def newest_versions(self, documents: Iterable[str]) -> dict[str, DocumentVersion]:
-        """The newest whole read (``Episode.document``) of each of ``documents`` stored."""
+    def newest_versions(
+        self, documents: Iterable[str]
+    ) -> dict[tuple[str, str | None], DocumentVersion]:
+        """The newest whole read (``Episode.document``) of each of ``documents`` stored, by
+        document and branch."""
         ...
 
     def episodes_of_memory(self, memory_id: str) -> list[Episode]:

@@ -337,9 +337,13 @@ RESTATED: Final = 0.8
 
 # Where a session stopped mid-turn, its last words are an announcement of the next step
 # ("Let me explore the tests.", "Now check formatters.py:"): a reply at the end of a turn does
-# not announce ("Let me know …" is a sign-off).
+# not announce ("Let me know …" is a sign-off; "Let's revisit it once we see traffic", "Let
+# me check back when you have run it" put the step off until later).
 _NEXT_STEP: Final = re.compile(
     r"^(?:(?:now|first|next|then|ok(?:ay)?)[,!.]? )*(?:let me|let's|lets) (?!know\b)", re.I
+)
+_PUT_OFF: Final = re.compile(
+    r"\b(?:once|when|whenever|after|if|later|tomorrow|next time|back|revisit|again)\b", re.I
 )
 LAST_WORDS_CHARS: Final = 120
 # How ``cut_short`` begins what it says, first under "Still open" (a briefing that lists the
@@ -348,11 +352,13 @@ CUT_SHORT: Final = ("unfinished: ", "unanswered: ")
 
 
 def cut_short(events: Sequence[Event]) -> str | None:
-    """How the session stopped when it stopped mid-turn (closed, interrupted, cut off) before
+    """Where the session stands when it stopped mid-turn (closed, interrupted, cut off) before
     the assistant came back to the person: the last request with no reply after it, or a last
     reply that announces a next step nothing followed. A next session needs to know the work
     was left there; a session that went on after the announcement (a command run, a file
-    changed) is told by what came of that (``how_it_ended``), not by this."""
+    changed) is told by what came of that (``how_it_ended``), not by this. Said so that it is
+    true of a session still running too (a pass at Stop can come before the turn's last reply
+    is in the transcript: the next pass says what followed)."""
     replies = [e for e in events if e.kind == "reply"]
     requests = [e for e in events if e.kind == "prompt" and len(e.content.split()) >= 3]
     line = max((e.provenance.line or 0 for e in replies[-1:] + requests[-1:]), default=-1)
@@ -360,13 +366,13 @@ def cut_short(events: Sequence[Event]) -> str | None:
         return None  # something was done after it
     said_at = (replies[-1].provenance.line or 0) if replies else -1
     if requests and (requests[-1].provenance.line or 0) > said_at:
-        return f"{CUT_SHORT[1]}the session ended before any reply to the last request"
+        return f"{CUT_SHORT[1]}the last request has no reply"
     if not replies:
         return None
     tail = _SENTENCE_END.split(replies[-1].content.strip())[-1].strip()
-    if not (tail.endswith(":") or _NEXT_STEP.match(tail)):
+    if not (tail.endswith(":") or (_NEXT_STEP.match(tail) and not _PUT_OFF.search(tail))):
         return None
-    return f"{CUT_SHORT[0]}the session ended mid-turn, after “{clip(tail, LAST_WORDS_CHARS)}”"
+    return f"{CUT_SHORT[0]}the last reply stops at “{clip(tail, LAST_WORDS_CHARS)}”"
 
 
 def fix_told(closing: str, resolved: Sequence[Event]) -> str:

@@ -182,21 +182,24 @@ class EpisodeRooms(Transactions):
         rows = self.read(lambda conn: conn.execute(sql, (match, limit)).fetchall())
         return [(int(r[0]), row_to_episode(r[1:11]), -float(r[11])) for r in rows]
 
-    def newest_versions(self, documents: Iterable[str]) -> dict[str, DocumentVersion]:
-        """The newest whole read of each of ``documents`` (by time, then by the order stored)."""
+    def newest_versions(
+        self, documents: Iterable[str]
+    ) -> dict[tuple[str, str | None], DocumentVersion]:
+        """The newest whole read of each of ``documents`` on each branch (by time, then by
+        the order stored)."""
         wanted = list(dict.fromkeys(documents))[:MAX_DOCUMENTS]
         if not wanted:
             return {}
         marks = ", ".join("?" * len(wanted))
         rows = self.read(
             lambda conn: conn.execute(
-                "SELECT document, created_at, transcript_path, line FROM episodes "
+                "SELECT document, branch, created_at, transcript_path, line FROM episodes "
                 f"WHERE document IN ({marks}) ORDER BY created_at, seq",
                 wanted,
             ).fetchall()
         )
-        # ordered oldest first: the last row of a document stays
-        return {str(r[0]): DocumentVersion(str(r[1]), r[2], r[3]) for r in rows}
+        # ordered oldest first: the last row of a document and branch stays
+        return {(str(r[0]), r[1]): DocumentVersion(str(r[2]), r[3], r[4]) for r in rows}
 
     def episodes_by_seq(self, seqs: Iterable[int]) -> dict[int, Episode]:
         wanted = list(dict.fromkeys(int(s) for s in seqs))
