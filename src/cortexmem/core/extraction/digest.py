@@ -343,7 +343,9 @@ _NEXT_STEP: Final = re.compile(
     r"^(?:(?:now|first|next|then|ok(?:ay)?)[,!.]? )*(?:let me|let's|lets) (?!know\b)", re.I
 )
 _PUT_OFF: Final = re.compile(
-    r"\b(?:once|when|whenever|after|if|later|tomorrow|next time|back|revisit|again)\b", re.I
+    r"\b(?:once|when|whenever|after|if|later|tomorrow|next time|revisit|(?:check|come|get) "
+    r"back)\b",
+    re.I,
 )
 LAST_WORDS_CHARS: Final = 120
 # How ``cut_short`` begins what it says, first under "Still open" (a briefing that lists the
