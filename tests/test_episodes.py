@@ -345,6 +345,25 @@ def test_a_document_is_one_whichever_folder_a_session_started_in(ctx: Context, t
     assert keys == {f"{root}/readme.md", f"{root}/pkg/readme.md"}  # fmt: skip
 
 
+def test_a_read_stored_before_documents_were_named_is_named_not_doubled(store, tmp_path: Path):
+    """A store written by an older Cortex holds whole reads without their document; reading
+    the transcript again from its start names them rather than storing each chunk twice."""
+    from dataclasses import replace
+
+    t = tmp_path / "s.jsonl"
+    write(t, [tool_use(1, "Read", STATUS), shown(2, 1, MONDAY)])
+    capture.capture_transcript(store, t, reader=READER, session_id="s")
+    (read,) = [e for e in store.iter_episodes() if e.role == "read"]
+    legacy = replace(read, document=None).content_hash
+    older = "UPDATE episodes SET document = NULL, content_hash = ? WHERE id = ?"
+    store.run(lambda conn: conn.execute(older, (legacy, read.id)))
+    store.set_cursor(ExtractionCursor(transcript_path=str(t.resolve())))
+    capture.capture_transcript(store, t, reader=READER, session_id="s")
+    assert [(e.id, e.document) for e in store.iter_episodes() if e.role == "read"] == [
+        (read.id, "/home/dev/app/status.md")
+    ]
+
+
 def test_a_secret_in_a_documents_path_is_not_kept_in_its_name(store, tmp_path: Path):
     secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
     path = {"file_path": f"/home/dev/app/notes/{secret}.md"}

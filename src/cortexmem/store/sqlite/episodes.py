@@ -59,10 +59,28 @@ def insert_episodes(
             room[session] = cap - int(had)
         if room[session] <= 0:
             continue
+        if adopt_unversioned(conn, episode):
+            continue
         if conn.execute(INSERT_EPISODE, episode_row(episode)).rowcount:
             added += 1
             room[session] -= 1
     return added
+
+
+def adopt_unversioned(conn: sqlite3.Connection, episode: Episode) -> bool:
+    """A chunk of a whole read stored before reads named their document (a transcript read
+    again from its start, an export imported) is this episode: it gets the document's name
+    rather than a twin that names it (each read's chunks hash with where they were read)."""
+    if not episode.document:
+        return False
+    return bool(
+        conn.execute(
+            "UPDATE episodes SET document = ?, content_hash = ? WHERE content_hash = ? "
+            "AND document IS NULL AND transcript_path IS ? AND line IS ?",
+            (episode.document, episode.content_hash, replace(episode, document=None).content_hash,
+             episode.transcript_path, episode.line),
+        ).rowcount
+    )  # fmt: skip
 
 
 def link_memories(
@@ -98,6 +116,7 @@ def import_episodes(
     stored_as: dict[str, str] = {}
     for episode in episodes:
         episode = redact_source(replace(episode, text=redact(episode.text)))
+        adopt_unversioned(conn, episode)
         result.episodes_added += conn.execute(INSERT_EPISODE, episode_row(episode)).rowcount
         row = conn.execute(
             "SELECT id FROM episodes WHERE content_hash = ?", (episode.content_hash,)
