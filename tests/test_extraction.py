@@ -1505,9 +1505,11 @@ def test_a_session_cut_off_mid_turn_says_where_it_stopped():
     # a turn that ends as turns end says nothing of the kind, nor one that went on to act
     signed_off = asked().say("Done: the folders start at 1. Let me know if /0 should stay.")
     acted = asked().say("Let me run the tests:").bash("pytest -q", "3 passed")
-    again = "The folders are numbered in session.py now. Let me run the tests again."
-    (summary,) = digest_of(asked().say(again))["session_summary"]
-    assert "stops at “Let me run the tests again.”" in summary
+    for last in ("Let me run the tests again.", "Let me check if the tests pass.",
+                 "Let me see what happens when the folder is created."):  # fmt: skip
+        said = f"The folders are numbered in session.py now. {last}"
+        (summary,) = digest_of(asked().say(said))["session_summary"]
+        assert f"stops at “{last}”" in summary
     # nor one that puts the next step off until later
     later = [
         "Done. Let's revisit the backoff numbers once we see production traffic.",

@@ -340,7 +340,8 @@ class EpisodeCollector:
         # the whole result: a cut before redacting could leave half a secret in what is kept
         inside, body = document
         text = f"{inside}:\n{body}"
-        version = redact(document_key(path, entry.cwd or self.home)) if whole and not cut else None
+        # redacted before the key is lower-cased (an AWS key id is upper case)
+        version = document_key(redact(path), entry.cwd or self.home) if whole and not cut else None
         return self._episodes(
             entry, clip_redacted(text, MAX_READ), "read", redacted=True, document=version
         )

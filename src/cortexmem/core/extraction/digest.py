@@ -343,10 +343,10 @@ _NEXT_STEP: Final = re.compile(
     r"^(?:(?:now|first|next|then|ok(?:ay)?)[,!.]? )*(?:let me|let's|lets) (?!know\b)", re.I
 )
 _PUT_OFF: Final = re.compile(
-    r"\b(?:once|when|whenever|after|if|later|tomorrow|next time|revisit|(?:check|come|get) "
-    r"back)\b",
+    r"\b(?:once|later|tomorrow|next time|revisit|(?:check|come|comes|get) back|"
+    r"(?:when|whenever|after|if) (?:you|we|they)\b)",
     re.I,
-)
+)  # not "check if the tests pass", "see what happens when the folder is created"
 LAST_WORDS_CHARS: Final = 120
 # How ``cut_short`` begins what it says, first under "Still open" (a briefing that lists the
 # session's open problems on lines of their own keeps it: no other line says it).

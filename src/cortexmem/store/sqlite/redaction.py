@@ -39,6 +39,7 @@ from cortexmem.core.redact import (
 )
 from cortexmem.model import Lesson, content_hash
 from cortexmem.store.protocols import Redacted
+from cortexmem.store.sqlite.episodes import EPISODE_COLUMNS, row_to_episode
 from cortexmem.store.sqlite.lessons import search_text
 from cortexmem.store.sqlite.rows import EVENT_COLUMNS, MEMORY_SELECT, row_to_event, row_to_memory
 
@@ -197,12 +198,19 @@ def _episodes(conn: sqlite3.Connection) -> tuple[int, int]:
         return 0, 0
     changed = folded = 0
     rows = conn.execute(
-        "SELECT seq, id, role, text, session_id, transcript_path, branch, content_hash "
-        "FROM episodes ORDER BY seq"
+        f"SELECT seq, {EPISODE_COLUMNS}, content_hash FROM episodes ORDER BY seq"
     ).fetchall()
-    for seq, episode_id, role, text, *where, old_hash in rows:
+    for seq, *columns, old_hash in rows:
+        episode = row_to_episode(columns)
+        episode_id, text = episode.id, episode.text
+        where = [episode.session_id, episode.transcript_path, episode.branch, episode.document]
         clean, new_where = redact(text), [redact(w) if w else w for w in where]
-        new_hash = content_hash(role, clean, new_where[0] or "")
+        session, path, branch, document = new_where
+        # the hash the episode's record gives (a whole read's chunks hash with where it was read)
+        new_hash = replace(
+            episode, text=clean, session_id=session, transcript_path=path, branch=branch,
+            document=document,
+        ).content_hash  # fmt: skip
         if clean == text and new_where == where and new_hash == old_hash:
             continue
         taken = conn.execute(
@@ -219,7 +227,7 @@ def _episodes(conn: sqlite3.Connection) -> tuple[int, int]:
             continue
         conn.execute(
             "UPDATE episodes SET text = ?, session_id = ?, transcript_path = ?, branch = ?, "
-            "content_hash = ? WHERE seq = ?",
+            "document = ?, content_hash = ? WHERE seq = ?",
             (clean, *new_where, new_hash, seq),
         )
         if clean != text:
