@@ -437,11 +437,11 @@ def test_a_request_asked_again_in_a_later_session_supersedes_the_earlier_outcome
     assert "--allowedTools WebSearch" in text and "permission needed" not in text
 
 
-def test_what_a_session_left_open_is_said_once():
-    """A session's open problems have lines of their own: its summary does not repeat them."""
+def wifi_session(still: str) -> list[Item]:
+    """A session's summary, which says what is still open, and its open problem's own line."""
     summary = mem(
         "Session 2026-03-02: goal: Install the wifi tool from its .deb. Outcome: "
-        "Installed with apt. Still open: The wifiman service is failing.",
+        f"Installed with apt. Still open: {still}",
         "context",
         day=2,
         event="session_summary",
@@ -453,36 +453,31 @@ def test_what_a_session_left_open_is_said_once():
         day=2,
         event="open_problem",
     ).with_changes(source_session="s-2")
-    both = build(BriefingInput("p", "main", NOW, [Item(summary, 0.5), Item(problem, 0.9)]),
-                 estimate_tokens).markdown  # fmt: skip
+    return [Item(summary, 0.5), Item(problem, 0.9)]
+
+
+def test_what_a_session_left_open_is_said_once():
+    """A session's open problems have lines of their own: its summary does not repeat them."""
+    items = wifi_session("The wifiman service is failing.")
+    both = build(BriefingInput("p", "main", NOW, items), estimate_tokens).markdown
     assert both.count("service is failing") == 1 and "Installed with apt" in both
     # with no line of its own (another session's summary), the summary says it
-    alone = build(BriefingInput("p", "main", NOW, [Item(summary, 0.5)]), estimate_tokens)
+    alone = build(BriefingInput("p", "main", NOW, items[:1]), estimate_tokens)
     assert "still open: The wifiman service is failing" in alone.markdown
 
 
-def test_where_a_session_stopped_mid_turn_is_said_beside_its_open_problems():
-    summary = mem(
-        "Session 2026-03-02: goal: Install the wifi tool from its .deb. Outcome: Installed "
-        "with apt. Still open: unfinished: the last reply stops at “Let me check the service "
-        "logs.”; The wifiman service is failing.",
-        "context",
-        day=2,
-        event="session_summary",
-    ).with_changes(source_session="s-2")
-    problem = mem(
-        "Open problem (as of 2026-03-02): The wifiman service is failing.",
-        "gotcha",
-        priority=7,
-        day=2,
-        event="open_problem",
-    ).with_changes(source_session="s-2")
-    text = build(BriefingInput("p", "main", NOW, [Item(summary, 0.5), Item(problem, 0.9)]),
-                 estimate_tokens).markdown  # fmt: skip
-    assert (
-        "still open: stopped at “Let me check the service logs.”" in text
-        and text.count("service is failing") == 1
-    )
+@pytest.mark.parametrize(
+    ("still", "said"),
+    [
+        ("unfinished: the last reply stops at “Let me check the service logs.”",
+         "still open: stopped at “Let me check the service logs.”"),
+        ("unanswered: the last request has no reply", "still open: last request unanswered"),
+    ],
+)  # fmt: skip
+def test_where_a_session_stopped_mid_turn_is_said_beside_its_open_problems(still, said):
+    items = wifi_session(f"{still}; The wifiman service is failing.")
+    text = build(BriefingInput("p", "main", NOW, items), estimate_tokens).markdown
+    assert said in text and text.count("service is failing") == 1
 
 
 def test_no_two_lines_say_the_same_thing():

@@ -59,7 +59,7 @@ from datetime import datetime
 from typing import Final
 
 from cortexmem.core.extraction.commands import without_runner
-from cortexmem.core.extraction.digest import CUT_SHORT
+from cortexmem.core.extraction.digest import NO_REPLY, STOPPED_AT, stop_of
 from cortexmem.core.text import shorten
 from cortexmem.model import Memory
 
@@ -293,10 +293,7 @@ def _paths(text: str, width: int) -> str:
     return ", ".join(shown) + more
 
 
-_STOPPED: Final = (
-    (f"{CUT_SHORT[0]}the last reply stops at ", "stopped at "),
-    (f"{CUT_SHORT[1]}the last request has no reply", "last request unanswered"),
-)
+_STOPPED: Final = ((STOPPED_AT, "stopped at "), (NO_REPLY, "last request unanswered"))
 
 
 def stopped_briefly(still: str) -> str:
@@ -316,9 +313,9 @@ def summary_text(content: str, width: int, *, open_listed: bool = False) -> str:
     again what is still open."""
     head, parts = summary_parts(content)
     if open_listed:
-        still = parts.pop("Still open", "")
-        if still.startswith(CUT_SHORT):  # where the session stopped: no other line says it
-            parts["Still open"] = still.split("”; ", 1)[0] + ("”" if "”; " in still else "")
+        stop = stop_of(parts.pop("Still open", ""))
+        if stop:  # where the session stopped: no other line says it
+            parts["Still open"] = stop
     if "Still open" in parts:
         parts["Still open"] = stopped_briefly(parts["Still open"])
     if not parts:

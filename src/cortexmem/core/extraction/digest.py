@@ -348,9 +348,10 @@ _PUT_OFF: Final = re.compile(
     re.I,
 )  # not "check if the tests pass", "see what happens when the folder is created"
 LAST_WORDS_CHARS: Final = 120
-# How ``cut_short`` begins what it says, first under "Still open" (a briefing that lists the
-# session's open problems on lines of their own keeps it: no other line says it).
-CUT_SHORT: Final = ("unfinished: ", "unanswered: ")
+# What ``cut_short`` says, first under "Still open" (a briefing that lists the session's open
+# problems on lines of their own keeps it: no other line says it; ``stop_of`` finds it there).
+STOPPED_AT: Final = "unfinished: the last reply stops at "
+NO_REPLY: Final = "unanswered: the last request has no reply"
 
 
 def cut_short(events: Sequence[Event]) -> str | None:
@@ -368,13 +369,24 @@ def cut_short(events: Sequence[Event]) -> str | None:
         return None  # something was done after it
     said_at = (replies[-1].provenance.line or 0) if replies else -1
     if requests and (requests[-1].provenance.line or 0) > said_at:
-        return f"{CUT_SHORT[1]}the last request has no reply"
+        return NO_REPLY
     if not replies:
         return None
     tail = _SENTENCE_END.split(replies[-1].content.strip())[-1].strip()
     if not (tail.endswith(":") or (_NEXT_STEP.match(tail) and not _PUT_OFF.search(tail))):
         return None
-    return f"{CUT_SHORT[0]}the last reply stops at “{clip(tail, LAST_WORDS_CHARS)}”"
+    return f"{STOPPED_AT}“{clip(tail, LAST_WORDS_CHARS)}”"
+
+
+def stop_of(still: str) -> str | None:
+    """What ``cut_short`` said at the head of a summary's "Still open" text, without the open
+    problems that follow it (None: it said nothing)."""
+    if still.startswith(NO_REPLY):
+        return NO_REPLY
+    if still.startswith(STOPPED_AT):
+        said, closed, _ = still.partition("”; ")
+        return said + ("”" if closed else "")
+    return None
 
 
 def fix_told(closing: str, resolved: Sequence[Event]) -> str:
