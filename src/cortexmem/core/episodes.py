@@ -427,7 +427,7 @@ def superseded(
         latest = newest.get((e.document, e.branch)) if e.document else None
         if latest is None or (e.transcript_path, e.line) == (latest.transcript_path, latest.line):
             continue
-        if normalise_time(e.created_at) <= normalise_time(latest.created_at):
+        if e.created_at <= latest.created_at:  # both in the store's one format: text order
             out.add(e.id)
     return out
 

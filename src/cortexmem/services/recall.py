@@ -122,7 +122,9 @@ def recall(
     vector = pending.candidates() if pending is not None else []
     ep_vector = pending.episode_candidates() if pending is not None else []
     if "archived" not in statuses:  # an older version of a document is history, asked for so
-        ep_lexical, ep_vector = _current(stores, ep_lexical), _current(stores, ep_vector)
+        stale = _replaced(stores, ep_lexical + ep_vector)
+        ep_lexical = [c for c in ep_lexical if (c.scope, c.memory.id) not in stale]
+        ep_vector = [c for c in ep_vector if (c.scope, c.memory.id) not in stale]
     if similarities is not None:
         similarities.update({(c.scope, c.memory.id): c.relevance for c in vector + ep_vector})
     if word_scores is not None:
@@ -180,19 +182,17 @@ def recall(
     return results
 
 
-def _current(stores: list[tuple[Scope, Store]], found: list[Candidate]) -> list[Candidate]:
-    """``found`` without the passages of a document a later whole read of it replaced
-    (``core.episodes.superseded``)."""
-    documents = [c for c in found if c.episode is not None and c.episode.document]
-    if not documents:
-        return found
+def _replaced(stores: list[tuple[Scope, Store]], found: list[Candidate]) -> set[tuple[str, str]]:
+    """The ``(scope, id)`` of the passages in ``found`` of a document a later whole read of it
+    replaced (``core.episodes.superseded``): one look-up a store, for both legs."""
     stale: set[tuple[str, str]] = set()
     for scope, store in stores:
-        mine = [c.episode for c in documents if c.scope == scope and c.episode is not None]
+        mine = {c.episode.id: c.episode for c in found if c.scope == scope
+                and c.episode is not None and c.episode.document}  # fmt: skip
         if mine:
-            newest = store.newest_versions(e.document for e in mine if e.document)
-            stale |= {(scope, i) for i in superseded(mine, newest)}
-    return [c for c in found if (c.scope, c.memory.id) not in stale]
+            newest = store.newest_versions(e.document for e in mine.values() if e.document)
+            stale |= {(scope, i) for i in superseded(mine.values(), newest)}
+    return stale
 
 
 def _generic(
